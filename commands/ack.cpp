@@ -1,0 +1,103 @@
+// queuectl ack: finish a claimed job (or many from NDJSON) under its token.
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/input.hpp"
+#include "cli/views.hpp"
+#include "core/errors.hpp"
+#include "db/job_repository.hpp"
+
+namespace queuectl {
+namespace {
+
+struct AckOptions {
+  std::string id;
+  std::string token;
+  std::string result;
+  std::string from;
+};
+
+AckItem item_from_line(const std::string& line, std::size_t number, std::size_t max_payload) {
+  try {
+    auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
+    AckItem item;
+    for (const auto& [key, value] : doc.items()) {
+      if (key == "id") {
+        item.id = value.is_number_integer() ? value.get<long long>()
+                  : value.is_string()       ? parse_job_id(value.get<std::string>())
+                                            : 0;
+        if (item.id <= 0) throw UsageError("\"id\" must be a positive integer");
+      } else if (key == "token" || key == "lock_token") {
+        if (!value.is_string()) throw UsageError("\"token\" must be a string");
+        item.token = value.get<std::string>();
+      } else if (key == "result") {
+        item.result = validate_json(value.dump(), "result", max_payload);
+      } else {
+        // Lines of `claim -o ndjson` may be fed straight back: other job fields are ignored.
+      }
+    }
+    if (item.id <= 0) throw UsageError("no \"id\"");
+    if (item.token.empty()) throw UsageError("no \"token\"");
+    return item;
+  } catch (const UsageError& e) {
+    throw UsageError("line " + std::to_string(number) + ": " + e.what());
+  }
+}
+
+Output run_ack(Context& ctx, const AckOptions& o) {
+  if (!o.from.empty()) {
+    if (!o.id.empty() || !o.token.empty())
+      throw UsageError("ack --from takes ids and tokens from its input, not from arguments");
+    std::vector<AckItem> items;
+    std::size_t number = 0;
+    for (const auto& line : read_lines(o.from)) {
+      ++number;
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      items.push_back(item_from_line(line, number, ctx.options.max_payload));
+    }
+    if (items.empty()) throw UsageError("no acks in " + (o.from == "-" ? "stdin" : o.from));
+    auto lost = JobRepository(ctx.migrated_db()).ack_many(items);
+    Output out;
+    out.document = {{"acked", items.size() - lost.size()}, {"lost", lost}};
+    out.lines.push_back("acked " + std::to_string(items.size() - lost.size()) + " job(s)");
+    for (auto id : lost)
+      ctx.note("queuectl: error: lease lost on job " + std::to_string(id) + ": not acked");
+    ctx.print(out);
+    if (!lost.empty()) throw LeaseLost(std::to_string(lost.size()) + " of " +
+                                       std::to_string(items.size()) + " acks lost their lease");
+    return {};
+  }
+  if (o.id.empty()) throw UsageError("ack needs a job ID and --token (or --from FILE)");
+  AckItem item;
+  item.id = parse_job_id(o.id);
+  if (o.token.empty()) throw UsageError("ack needs --token (the lock_token from claim)");
+  item.token = o.token;
+  if (!o.result.empty()) item.result = validate_json(o.result, "--result", ctx.options.max_payload);
+  JobRepository(ctx.migrated_db()).ack(item);
+  Output out;
+  out.document = {{"id", item.id}, {"status", "done"}};
+  out.lines.push_back("job " + std::to_string(item.id) + " done");
+  ctx.print(out);
+  return {};
+}
+
+}  // namespace
+
+void setup_ack(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<AckOptions>();
+  auto* sub = app.add_subcommand("ack", "Mark a claimed job done (needs its lock token)");
+  sub->add_option("id", o->id, "Job id");
+  sub->add_option("--token", o->token, "The lock_token claim returned");
+  sub->add_option("--result", o->result, "Result to store, as JSON");
+  sub->add_option("--from", o->from,
+                  "Ack many from FILE or - (NDJSON lines with id, token, result)");
+  sub->footer(
+      "Exit 3 when the lease was lost (token wrong, job reaped or no longer processing).\n"
+      "Examples:\n"
+      "  queuectl ack 42 --token 1b4e28ba-2fa1-4d3b-a3f5-ef19a1f3c2d0 --result '{\"ok\":true}'\n"
+      "  queuectl claim emails --limit 100 -o ndjson | ./send | queuectl ack --from -");
+  sub->callback([&ctx, o] { run_ack(ctx, *o); });
+}
+
+}  // namespace queuectl

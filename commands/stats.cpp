@@ -1,0 +1,67 @@
+// queuectl stats: per-queue counts for people, scripts and Prometheus.
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/views.hpp"
+#include "db/job_repository.hpp"
+
+namespace queuectl {
+namespace {
+
+// Text exposition format for node_exporter's textfile collector.
+std::string prometheus_text(const std::vector<QueueStats>& stats) {
+  std::string out;
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::string(buf);
+  };
+  out += "# HELP queuectl_jobs Jobs by queue and status (ready = due now).\n";
+  out += "# TYPE queuectl_jobs gauge\n";
+  for (const auto& s : stats) {
+    const std::pair<const char*, std::int64_t> rows[] = {
+        {"ready", s.ready},     {"scheduled", s.scheduled}, {"processing", s.processing},
+        {"done", s.done},       {"failed", s.failed},       {"canceled", s.canceled}};
+    for (const auto& [status, count] : rows)
+      out += "queuectl_jobs{queue=\"" + s.queue + "\",status=\"" + status + "\"} " +
+             std::to_string(count) + "\n";
+  }
+  out += "# HELP queuectl_expired_leases Processing jobs whose lease has lapsed.\n";
+  out += "# TYPE queuectl_expired_leases gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_expired_leases{queue=\"" + s.queue + "\"} " + std::to_string(s.expired) + "\n";
+  out += "# HELP queuectl_oldest_ready_age_seconds Age of the oldest due ready job.\n";
+  out += "# TYPE queuectl_oldest_ready_age_seconds gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_oldest_ready_age_seconds{queue=\"" + s.queue + "\"} " +
+           num(s.oldest_ready_age_seconds.value_or(0)) + "\n";
+  out += "# HELP queuectl_queue_paused 1 while the queue is paused.\n";
+  out += "# TYPE queuectl_queue_paused gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_queue_paused{queue=\"" + s.queue + "\"} " + (s.paused ? "1" : "0") + "\n";
+  return out;
+}
+
+}  // namespace
+
+void setup_stats(CLI::App& app, Context& ctx) {
+  auto queues = std::make_shared<std::vector<std::string>>();
+  auto* sub = app.add_subcommand("stats", "Per-queue counts: ready, scheduled, processing, ...");
+  sub->add_option("queues", *queues, "Only these queues");
+  sub->footer(
+      "Also -o prometheus, for node_exporter's textfile collector.\n"
+      "Examples:\n"
+      "  queuectl stats\n"
+      "  queuectl stats emails -o json\n"
+      "  queuectl stats -o prometheus > /var/lib/node_exporter/queuectl.prom");
+  sub->callback([&ctx, queues] {
+    for (const auto& q : *queues) validate_queue_name(q);
+    auto stats = JobRepository(ctx.migrated_db()).stats(*queues);
+    Output out = stats_view(stats);
+    out.prometheus = prometheus_text(stats);
+    ctx.print(out);
+  });
+}
+
+}  // namespace queuectl

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds, starts throwaway PostgreSQL and
+# MariaDB servers in a temporary folder, runs ctest on all three backends, and stops
+# the servers again, also when a test fails. Extra arguments go to ctest
+# (e.g. `scripts/test.sh -R contract`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+
+servers=$(mktemp -d /tmp/queuectl-servers-XXXXXX)
+cleanup() {
+  bash scripts/test-servers.sh stop "$servers" >/dev/null 2>&1 || true
+  rm -rf "$servers"
+}
+trap cleanup EXIT INT TERM
+
+# A server that cannot start fails the run: set -e stops here.
+eval "$(bash scripts/test-servers.sh start "$servers")"
+export QUEUECTL_TEST_PG_URL QUEUECTL_TEST_MYSQL_URL
+
+cd build
+ctest --output-on-failure -j2 "$@"

@@ -1,0 +1,75 @@
+#include "cli/app.hpp"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <soci/soci.h>
+
+#include "cli/commands.hpp"
+#include "core/errors.hpp"
+
+namespace queuectl {
+
+namespace {
+
+constexpr const char* kDescription =
+    "queuectl: run and administer a job queue kept in an SQL table\n"
+    "(PostgreSQL, MySQL/MariaDB, SQLite). Workers claim jobs with SKIP LOCKED, each with a\n"
+    "lease and a lock token; only the token's holder may ack, fail, extend or release.";
+
+constexpr const char* kFooter =
+    "Database: --db URL, else $QUEUECTL_DB, else sqlite at $XDG_DATA_HOME/queuectl/queue.db.\n"
+    "  postgresql://user@host:5432/db   mysql://user@host:3306/db   sqlite:///path/queue.db\n"
+    "Passwords: $QUEUECTL_DB_PASSWORD or --db-password-file keep them out of `ps`.\n"
+    "Exit codes: 0 ok, 1 error, 2 bad input (nothing written), 3 lease lost, 4 not found,\n"
+    "  5 lock busy, 75 temporary (database unreachable or contention).\n"
+    "Run `queuectl COMMAND --help` for a command's options and examples.";
+
+}  // namespace
+
+int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  Context ctx;
+  ctx.out = &out;
+  ctx.err = &err;
+  CLI::App app(kDescription, "queuectl");
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--db", ctx.options.db, "Database URL (default: $QUEUECTL_DB or local SQLite)");
+  app.add_option("--db-password-file", ctx.options.password_file,
+                 "Read the database password from this file");
+  app.add_option("-o,--output", ctx.options.format, "Output: table (default), json or ndjson");
+  app.add_flag("-q,--quiet", ctx.options.quiet, "Print only data; no diagnostics");
+  app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
+  app.add_option("--max-payload", ctx.options.max_payload,
+                 "Largest payload accepted, in bytes (default 1048576)");
+  register_commands(app, ctx);
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::CallForHelp& e) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp& e) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e, out, err);
+      return 0;
+    }
+    err << "queuectl: error: " << e.what() << " (see queuectl --help)\n";
+    return static_cast<int>(ExitCode::usage);
+  } catch (const Error& e) {
+    err << "queuectl: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const soci::soci_error& e) {
+    err << "queuectl: error: database: " << e.get_error_message() << "\n";
+    return static_cast<int>(ExitCode::error);
+  } catch (const std::exception& e) {
+    err << "queuectl: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::error);
+  }
+}
+
+}  // namespace queuectl

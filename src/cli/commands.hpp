@@ -1,0 +1,29 @@
+// Every subcommand's setup function. commands/registry.cpp calls them in the order
+// `--help` shows them, grouped.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.hpp"
+
+namespace queuectl {
+
+// Schema
+void setup_migrate(CLI::App& app, Context& ctx);
+// Producing
+void setup_enqueue(CLI::App& app, Context& ctx);
+// Consuming
+void setup_claim(CLI::App& app, Context& ctx);
+void setup_ack(CLI::App& app, Context& ctx);
+void setup_fail(CLI::App& app, Context& ctx);
+void setup_extend(CLI::App& app, Context& ctx);
+void setup_release(CLI::App& app, Context& ctx);
+// Inspecting
+void setup_show(CLI::App& app, Context& ctx);
+void setup_list(CLI::App& app, Context& ctx);
+void setup_stats(CLI::App& app, Context& ctx);
+
+// Adds every command to `app`.
+void register_commands(CLI::App& app, Context& ctx);
+
+}  // namespace queuectl

@@ -1,0 +1,37 @@
+#include "cli/context.hpp"
+
+#include <unistd.h>
+
+#include "db/migrations.hpp"
+
+namespace queuectl {
+
+DbUrl Context::url() const { return resolve_db_url({options.db, options.password_file}); }
+
+Database& Context::db() {
+  if (!db_) db_ = std::make_unique<Database>(url());
+  return *db_;
+}
+
+Database& Context::migrated_db() {
+  Database& database = db();
+  if (!schema_checked_) {
+    Migrator(database).require_current();
+    schema_checked_ = true;
+  }
+  return database;
+}
+
+void Context::print(const Output& out) const { print_output(*this->out, out, format()); }
+
+void Context::note(const std::string& line) const {
+  if (!options.quiet) *err << line << "\n";
+}
+
+void Context::debug(const std::string& line) const {
+  if (options.verbose > 0 && !options.quiet) *err << "queuectl: " << line << "\n";
+}
+
+bool Context::interactive_stderr() const { return !options.quiet && isatty(STDERR_FILENO); }
+
+}  // namespace queuectl

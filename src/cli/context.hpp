@@ -1,0 +1,55 @@
+// What every command shares: the global options, the lazily opened database, and the
+// diagnostics channel on stderr.
+#pragma once
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/output.hpp"
+#include "core/db_url.hpp"
+#include "core/validate.hpp"
+#include "db/database.hpp"
+
+namespace queuectl {
+
+struct GlobalOptions {
+  std::string db;
+  std::string password_file;
+  std::string format = "table";
+  bool quiet = false;
+  int verbose = 0;
+  std::size_t max_payload = kDefaultMaxPayload;
+};
+
+class Context {
+ public:
+  GlobalOptions options;
+
+  // The -o format, parsed.
+  Format format() const { return parse_format(options.format); }
+  // The URL the options point at (parsed, password resolved); throws UsageError.
+  DbUrl url() const;
+  // Opens the database on first use. Commands validate all input before calling it.
+  Database& db();
+  // Opens the database and checks the schema is migrated.
+  Database& migrated_db();
+
+  // Prints a command's result on stdout in the chosen format.
+  void print(const Output& out) const;
+  // A diagnostic line on stderr, silenced by -q.
+  void note(const std::string& line) const;
+  // A diagnostic line on stderr shown only with -v.
+  void debug(const std::string& line) const;
+  // True when stderr is a terminal and -q is off: progress lines are welcome.
+  bool interactive_stderr() const;
+
+  std::ostream* out = &std::cout;
+  std::ostream* err = &std::cerr;
+
+ private:
+  std::unique_ptr<Database> db_;
+  bool schema_checked_ = false;
+};
+
+}  // namespace queuectl

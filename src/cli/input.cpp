@@ -1,0 +1,46 @@
+#include "cli/input.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/errors.hpp"
+
+namespace queuectl {
+
+std::string read_input(const std::string& path) {
+  std::ostringstream buf;
+  if (path == "-") {
+    buf << std::cin.rdbuf();
+    return buf.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot read '" + path + "': no such file or not readable");
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_input(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string default_worker_id() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+Duration duration_option(const std::string& text, const char* what, Duration fallback) {
+  return text.empty() ? fallback : Duration::parse(text, what);
+}
+
+}  // namespace queuectl

@@ -1,0 +1,38 @@
+// What a command hands back for printing, and the one place that writes it to stdout
+// as a table, one JSON document, NDJSON or Prometheus text.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace queuectl {
+
+enum class Format { table, json, ndjson, prometheus };
+
+// Parses -o; throws UsageError.
+Format parse_format(const std::string& text);
+
+struct Table {
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct Output {
+  nlohmann::ordered_json document;                  // -o json, and -o ndjson when `items` is unset
+  std::optional<nlohmann::ordered_json> items;      // -o ndjson: one element a line
+  std::optional<Table> table;               // -o table
+  std::vector<std::string> lines;           // -o table: plain lines after the table
+  std::optional<std::string> prometheus;    // -o prometheus, where the command supports it
+};
+
+// Writes `out` in `format` to `stream`. Throws UsageError when the command has no such view.
+void print_output(std::ostream& stream, const Output& out, Format format);
+
+// Renders a table with aligned columns.
+std::string render_table(const Table& table);
+
+}  // namespace queuectl

@@ -1,0 +1,25 @@
+// Retry delays: min(cap, base * 2^(attempts-1)) with jitter, and the random tokens
+// issued at every claim.
+#pragma once
+
+#include <string>
+
+#include "core/duration.hpp"
+
+namespace queuectl {
+
+struct BackoffPolicy {
+  Duration base = Duration::seconds(5);
+  Duration cap = Duration::seconds(3600);
+};
+
+// The delay before attempt `attempts + 1`, without jitter.
+Duration backoff_ceiling(const BackoffPolicy& policy, int attempts);
+// The delay with "equal jitter": uniformly in [ceiling/2, ceiling].
+Duration backoff_delay(const BackoffPolicy& policy, int attempts);
+// A uniformly random fraction in [0, 1) from a per-thread generator.
+double random_unit();
+// A fresh random 128-bit token as UUID version 4 text.
+std::string new_lock_token();
+
+}  // namespace queuectl

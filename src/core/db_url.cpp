@@ -1,0 +1,221 @@
+#include "core/db_url.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+
+#include "core/errors.hpp"
+
+namespace queuectl {
+namespace {
+
+UsageError bad_url(const std::string& why) { return UsageError("invalid database URL: " + why); }
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%') {
+      if (i + 2 >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(s[i + 2])))
+        throw bad_url("bad percent-escape");
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Quotes a value for a libpq or SOCI key=value connection string.
+std::string quoted(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+void parse_server_url(std::string_view rest, DbUrl& url) {
+  // rest: [user[:pass]@]host[:port][/db][?k=v&k=v]
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view path;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+      url.user = percent_decode(userinfo.substr(0, colon));
+      url.password = percent_decode(userinfo.substr(colon + 1));
+    } else {
+      url.user = percent_decode(userinfo);
+    }
+  }
+  std::string_view hostport = rest;
+  if (!hostport.empty() && hostport.front() == '[') {  // [::1]:5432
+    auto close = hostport.find(']');
+    if (close == std::string_view::npos) throw bad_url("unclosed '[' in host");
+    url.host = std::string(hostport.substr(1, close - 1));
+    hostport = hostport.substr(close + 1);
+    if (!hostport.empty() && hostport.front() != ':') throw bad_url("junk after host");
+  } else {
+    auto colon = hostport.find(':');
+    url.host = std::string(hostport.substr(0, colon));
+    hostport = colon == std::string_view::npos ? std::string_view() : hostport.substr(colon);
+  }
+  if (!hostport.empty()) {
+    std::string_view port = hostport.substr(1);
+    if (port.empty() || port.size() > 5) throw bad_url("bad port");
+    for (char c : port)
+      if (!std::isdigit(static_cast<unsigned char>(c))) throw bad_url("port is not a number");
+    url.port = std::stoi(std::string(port));
+    if (url.port < 1 || url.port > 65535) throw bad_url("port out of range");
+  }
+  url.database = percent_decode(path);
+  if (url.database.find('/') != std::string::npos) throw bad_url("database name contains '/'");
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view kv = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (kv.empty()) continue;
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw bad_url("query parameter '" + std::string(kv.substr(0, eq)) + "' needs a value");
+    url.params[percent_decode(kv.substr(0, eq))] = percent_decode(kv.substr(eq + 1));
+  }
+}
+
+}  // namespace
+
+std::string_view backend_name(Backend b) {
+  switch (b) {
+    case Backend::sqlite: return "sqlite";
+    case Backend::postgresql: return "postgresql";
+    case Backend::mysql: return "mysql";
+  }
+  return "?";
+}
+
+DbUrl DbUrl::parse(std::string_view text) {
+  DbUrl url;
+  url.original = std::string(text);
+  auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
+  if (starts("sqlite:")) {
+    url.backend = Backend::sqlite;
+    std::string_view rest = text.substr(7);
+    if (rest.substr(0, 2) == "//") rest = rest.substr(2);  // sqlite:///abs -> /abs
+    if (rest.empty()) throw bad_url("sqlite: needs a file path or :memory:");
+    url.database = std::string(rest);
+    return url;
+  }
+  std::string_view rest;
+  if (starts("postgresql://") || starts("postgres://")) {
+    url.backend = Backend::postgresql;
+    rest = text.substr(text.find("://") + 3);
+  } else if (starts("mysql://") || starts("mariadb://")) {
+    url.backend = Backend::mysql;
+    rest = text.substr(text.find("://") + 3);
+  } else {
+    throw bad_url("unknown scheme: expected postgresql://, postgres://, mysql://, mariadb:// or sqlite:");
+  }
+  parse_server_url(rest, url);
+  bool socket = url.params.count(url.backend == Backend::postgresql ? "host" : "socket") > 0;
+  if (url.host.empty() && !socket) throw bad_url("missing host");
+  if (url.database.empty()) throw bad_url("missing database name");
+  return url;
+}
+
+std::string DbUrl::redacted() const {
+  if (backend == Backend::sqlite) return original;
+  auto scheme_end = original.find("://");
+  std::string scheme = original.substr(0, scheme_end);
+  std::string out = scheme + "://";
+  if (!user.empty()) out += user + (password ? ":***" : "") + "@";
+  out += host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  if (port) out += ":" + std::to_string(port);
+  out += "/" + database;
+  char sep = '?';
+  for (const auto& [k, v] : params) {
+    bool secret = k == "password" || k == "sslpassword";
+    out += sep + k + "=" + (secret ? "***" : v);
+    sep = '&';
+  }
+  return out;
+}
+
+std::string DbUrl::soci_connect_string() const {
+  std::string s;
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (!s.empty()) s += ' ';
+    s += k + "=" + quoted(v);
+  };
+  switch (backend) {
+    case Backend::sqlite:
+      return "db=" + database + " timeout=10";
+    case Backend::postgresql:
+      if (!host.empty()) add("host", host);
+      if (port) add("port", std::to_string(port));
+      add("dbname", database);
+      if (!user.empty()) add("user", user);
+      if (password) add("password", *password);
+      for (const auto& [k, v] : params) add(k, v);
+      if (!params.count("connect_timeout")) add("connect_timeout", "10");
+      if (!params.count("application_name")) add("application_name", "queuectl");
+      return s;
+    case Backend::mysql:
+      if (!host.empty()) add("host", host);
+      if (port) add("port", std::to_string(port));
+      add("db", database);
+      if (!user.empty()) add("user", user);
+      if (password) add("password", *password);
+      for (const auto& [k, v] : params) add(k == "socket" ? "unix_socket" : k, v);
+      if (!params.count("connect_timeout")) add("connect_timeout", "10");
+      return s;
+  }
+  return s;
+}
+
+std::string default_sqlite_path() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  std::string base;
+  if (xdg && *xdg) {
+    base = xdg;
+  } else {
+    const char* home = std::getenv("HOME");
+    if (!home || !*home) throw Error("neither XDG_DATA_HOME nor HOME is set: pass --db URL");
+    base = std::string(home) + "/.local/share";
+  }
+  return base + "/queuectl/queue.db";
+}
+
+DbUrl resolve_db_url(const UrlSources& sources) {
+  DbUrl url;
+  if (!sources.flag.empty()) {
+    url = DbUrl::parse(sources.flag);
+  } else if (const char* env = std::getenv("QUEUECTL_DB"); env && *env) {
+    url = DbUrl::parse(env);
+  } else {
+    url = DbUrl::parse("sqlite://" + default_sqlite_path());
+  }
+  if (!sources.password_file.empty()) {
+    std::ifstream in(sources.password_file);
+    if (!in) throw UsageError("cannot read --db-password-file '" + sources.password_file + "'");
+    std::string line;
+    std::getline(in, line);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    url.password = line;
+  } else if (const char* pw = std::getenv("QUEUECTL_DB_PASSWORD"); pw && *pw) {
+    url.password = std::string(pw);
+  }
+  return url;
+}
+
+}  // namespace queuectl

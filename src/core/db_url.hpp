@@ -1,0 +1,47 @@
+// Connection URLs: postgresql://, mysql:// and sqlite: forms, parsed once, redacted
+// wherever they are shown.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace queuectl {
+
+enum class Backend { sqlite, postgresql, mysql };
+
+std::string_view backend_name(Backend b);
+
+struct DbUrl {
+  Backend backend = Backend::sqlite;
+  std::string user;
+  std::optional<std::string> password;
+  std::string host;
+  int port = 0;
+  std::string database;  // for SQLite: the file path or ":memory:"
+  std::map<std::string, std::string> params;
+  std::string original;
+
+  // Parses a URL; throws UsageError naming what is wrong (never echoing a password).
+  static DbUrl parse(std::string_view url);
+
+  // The URL with any password replaced by ***.
+  std::string redacted() const;
+
+  // The connection string SOCI's backend expects.
+  std::string soci_connect_string() const;
+};
+
+// Where the URL comes from: --db, else $QUEUECTL_DB, else the embedded SQLite default.
+// The password, when given, comes from `password_file`, else $QUEUECTL_DB_PASSWORD.
+struct UrlSources {
+  std::string flag;
+  std::string password_file;
+};
+DbUrl resolve_db_url(const UrlSources& sources);
+
+// $XDG_DATA_HOME/queuectl/queue.db, or ~/.local/share/queuectl/queue.db.
+std::string default_sqlite_path();
+
+}  // namespace queuectl

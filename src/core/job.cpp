@@ -1,0 +1,46 @@
+#include "core/job.hpp"
+
+#include <string>
+
+#include "core/errors.hpp"
+
+namespace queuectl {
+
+std::string_view status_name(Status s) {
+  switch (s) {
+    case Status::ready: return "ready";
+    case Status::processing: return "processing";
+    case Status::done: return "done";
+    case Status::failed: return "failed";
+    case Status::canceled: return "canceled";
+  }
+  return "unknown";
+}
+
+Status parse_status(std::string_view name) {
+  for (Status s : {Status::ready, Status::processing, Status::done, Status::failed,
+                   Status::canceled}) {
+    if (status_name(s) == name) return s;
+  }
+  if (name == "cancelled") return Status::canceled;
+  throw UsageError("unknown status '" + std::string(name) +
+                   "': expected ready, processing, done, failed or canceled");
+}
+
+std::vector<Status> parse_status_list(std::string_view list) {
+  std::vector<Status> out;
+  while (true) {
+    auto comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    if (item.empty()) throw UsageError("empty status in list '" + std::string(list) + "'");
+    Status s = parse_status(item);
+    bool seen = false;
+    for (Status o : out) seen = seen || o == s;
+    if (!seen) out.push_back(s);
+    if (comma == std::string_view::npos) break;
+    list = list.substr(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace queuectl

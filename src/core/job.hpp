@@ -1,0 +1,43 @@
+// The job as every layer sees it, and the names of its states.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace queuectl {
+
+enum class Status : int { ready = 0, processing = 1, done = 2, failed = 3, canceled = 4 };
+
+std::string_view status_name(Status s);
+// Parses one status name; throws UsageError on an unknown one.
+Status parse_status(std::string_view name);
+// Parses "done,failed"; throws UsageError on an unknown or empty entry.
+std::vector<Status> parse_status_list(std::string_view list);
+
+// Times are RFC 3339 UTC text with microseconds, as the database formatted them.
+struct Job {
+  std::int64_t id = 0;
+  std::string queue;
+  Status status = Status::ready;
+  int priority = 0;
+  std::string run_at;
+  int attempts = 0;
+  int max_attempts = 25;
+  std::string payload;  // JSON text
+  std::optional<std::string> result;
+  std::optional<std::string> last_error;
+  std::optional<std::string> locked_by;
+  std::optional<std::string> lock_token;
+  std::optional<std::string> locked_at;
+  std::optional<std::string> lock_until;
+  std::optional<std::string> dedupe_key;
+  std::optional<std::string> group_key;
+  std::string created_at;
+  std::string updated_at;
+  std::optional<std::string> finished_at;
+};
+
+}  // namespace queuectl

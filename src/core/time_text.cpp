@@ -1,0 +1,54 @@
+#include "core/time_text.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <algorithm>
+#include <regex>
+
+#include "core/errors.hpp"
+
+namespace queuectl {
+
+std::string parse_time_to_utc(std::string_view text) {
+  static const std::regex pattern(
+      R"(^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|z|[+-]\d{2}:?\d{2})?$)");
+  std::string s(text);
+  std::smatch m;
+  auto bad = [&]() {
+    return UsageError("invalid time '" + s.substr(0, 40) +
+                      "': expected RFC 3339, e.g. 2026-11-22T10:00:00Z");
+  };
+  if (!std::regex_match(s, m, pattern)) throw bad();
+  std::tm tm{};
+  tm.tm_year = std::stoi(m[1]) - 1900;
+  tm.tm_mon = std::stoi(m[2]) - 1;
+  tm.tm_mday = std::stoi(m[3]);
+  tm.tm_hour = std::stoi(m[4]);
+  tm.tm_min = std::stoi(m[5]);
+  tm.tm_sec = m[6].matched ? std::stoi(m[6]) : 0;
+  if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+      tm.tm_sec > 60)
+    throw bad();
+  int day = tm.tm_mday, month = tm.tm_mon;
+  std::time_t t = timegm(&tm);
+  if (t == -1 || tm.tm_mday != day || tm.tm_mon != month) throw bad();  // e.g. Feb 30
+  if (m[8].matched && m[8] != "Z" && m[8] != "z") {
+    std::string off = m[8];
+    int sign = off[0] == '-' ? -1 : 1;
+    off.erase(std::remove(off.begin(), off.end(), ':'), off.end());
+    int hh = std::stoi(off.substr(1, 2)), mm = std::stoi(off.substr(3, 2));
+    if (hh > 23 || mm > 59) throw bad();
+    t -= sign * (hh * 3600 + mm * 60);
+  }
+  std::string frac = m[7].matched ? std::string(m[7]) : "";
+  frac = (frac + "000000").substr(0, 6);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%s", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, frac.c_str());
+  return buf;
+}
+
+}  // namespace queuectl

@@ -1,0 +1,74 @@
+#include "core/validate.hpp"
+
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+
+namespace queuectl {
+namespace {
+
+// Shows an input in an error message without flooding the terminal.
+std::string shown(std::string_view text) {
+  std::string s(text.substr(0, 40));
+  if (text.size() > 40) s += "...";
+  return s;
+}
+
+bool printable(std::string_view s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+}  // namespace
+
+void validate_queue_name(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 64;
+  for (unsigned char c : name)
+    ok = ok && (std::isalnum(c) || c == '.' || c == '_' || c == ':' || c == '-');
+  if (!ok)
+    throw UsageError("invalid queue name '" + shown(name) +
+                     "': use 1 to 64 of A-Z a-z 0-9 . _ : -");
+}
+
+std::string validate_json(std::string_view text, std::string_view what, std::size_t max_bytes) {
+  if (text.size() > max_bytes)
+    throw UsageError(std::string(what) + " is " + std::to_string(text.size()) +
+                     " bytes, over the limit of " + std::to_string(max_bytes) +
+                     " (raise it with --max-payload)");
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (doc.is_discarded())
+    throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
+  return doc.dump();
+}
+
+void validate_key(std::string_view key, std::string_view what) {
+  if (key.empty() || key.size() > 255 || !printable(key))
+    throw UsageError("invalid " + std::string(what) + " '" + shown(key) +
+                     "': use 1 to 255 printable characters");
+}
+
+std::int64_t parse_job_id(std::string_view text) {
+  bool ok = !text.empty() && text.size() <= 19;
+  for (unsigned char c : text) ok = ok && std::isdigit(c);
+  std::int64_t id = ok ? std::stoll(std::string(text)) : 0;
+  if (!ok || id <= 0)
+    throw UsageError("invalid job id '" + shown(text) + "': expected a positive integer");
+  return id;
+}
+
+void validate_positive(long long value, std::string_view what) {
+  if (value <= 0)
+    throw UsageError("invalid " + std::string(what) + " " + std::to_string(value) +
+                     ": must be a positive integer");
+}
+
+void validate_worker(std::string_view worker) {
+  if (worker.empty() || worker.size() > 128 || !printable(worker))
+    throw UsageError("invalid worker id '" + shown(worker) +
+                     "': use 1 to 128 printable characters");
+}
+
+}  // namespace queuectl

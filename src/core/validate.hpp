@@ -1,0 +1,27 @@
+// Checks on input, done before anything is written. Each throws UsageError naming
+// the field and the problem.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace queuectl {
+
+constexpr std::size_t kDefaultMaxPayload = 1024 * 1024;
+
+// Queue names: [A-Za-z0-9._:-]{1,64}.
+void validate_queue_name(std::string_view name);
+// A JSON document, at most `max_bytes` long; returns it compacted.
+std::string validate_json(std::string_view text, std::string_view what, std::size_t max_bytes);
+// Dedupe keys: 1 to 255 bytes of printable text.
+void validate_key(std::string_view key, std::string_view what);
+// A job id: a positive 64-bit integer written in decimal.
+std::int64_t parse_job_id(std::string_view text);
+// A positive integer option such as --limit or --batch.
+void validate_positive(long long value, std::string_view what);
+// Worker identities: 1 to 128 printable characters.
+void validate_worker(std::string_view worker);
+
+}  // namespace queuectl

@@ -1,0 +1,91 @@
+// What differs between backends, in one object per backend: whole SQL statements,
+// how a claim is shaped, how a transaction starts, which errors are worth a retry,
+// and how a named lock is taken. Chosen once from the URL; nothing else branches on
+// the backend.
+//
+// Every statement binds by name; the names a statement uses are listed beside it.
+// "{ids}" in a statement stands for a list of :id0, :id1, ... placeholders that the
+// repository expands for the number of ids it binds.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <soci/soci.h>
+
+#include "core/db_url.hpp"
+
+namespace queuectl {
+
+struct Statements {
+  // Selected columns of a job, in Job's order, each readable as text.
+  std::string job_columns;
+
+  std::string now;                   // -> now as RFC 3339 text
+  std::string insert_job;            // :queue :priority :run_at :delay_ms :max_attempts
+                                     // :payload :dedupe_key :group_key; skips duplicates
+  std::string insert_values_row;     // one "(...)" row of insert_job, with {n} for the row index
+  std::string insert_many_prefix;    // "INSERT INTO ... VALUES" before the rows
+  std::string insert_many_suffix;    // after the rows: skip duplicates
+  std::string last_insert_id;        // -> id of the row insert_job just wrote
+  std::string job_by_id;             // :id
+  std::string job_by_dedupe_key;     // :queue :dedupe_key
+  std::string jobs_by_ids;           // {ids}
+
+  // Claim. With claim_returns_jobs, `claim` is one statement returning the claimed jobs
+  // (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` returns ids
+  // (:queue :limit) inside a transaction, `claim_mark` marks them ({ids} :worker :token
+  // :lease_ms) and jobs_by_ids reads them back.
+  bool claim_returns_jobs = true;
+  std::string claim;
+  std::string claim_pick;
+  std::string claim_mark;
+
+  std::string ack;          // :result :id :token
+  std::string fail_retry;   // :error :base_ms :cap_ms :jitter :id :token
+  std::string fail_final;   // :error :id :token
+  std::string extend;       // :lease_ms :id :token (refuses an expired lease)
+  std::string release;      // :id :token
+
+  // Listing: :queue (NULL for all) :status_mask (bit per status) :after :limit.
+  std::string list_jobs;
+
+  // Stats, grouped by queue.
+  std::string stats_ready;       // -> queue, ready_now, scheduled, oldest_ready_age_seconds
+  std::string stats_processing;  // -> queue, processing, expired
+  std::string stats_finished;    // -> queue, status, count
+  std::string paused_queues;     // -> queue
+
+  std::string create_migrations_table;
+  std::string applied_migrations;  // -> version, name, applied_at
+  std::string record_migration;    // :version :name
+};
+
+class Dialect {
+ public:
+  virtual ~Dialect() = default;
+
+  virtual Backend backend() const = 0;
+  virtual const Statements& sql() const = 0;
+
+  // Run once after connecting (time zone, isolation level, pragmas).
+  virtual void configure_session(soci::session& session) const = 0;
+  // Opens a write transaction (SQLite takes its write lock up front).
+  virtual void begin(soci::session& session) const = 0;
+  // A deadlock, lock-wait timeout, serialization failure or busy database: worth a retry.
+  virtual bool is_contention(const soci::soci_error& e) const = 0;
+  // The connection is gone or cannot be made.
+  virtual bool is_connection_failure(const soci::soci_error& e) const = 0;
+  // A unique or check constraint rejected the write.
+  virtual bool is_constraint_violation(const soci::soci_error& e) const = 0;
+};
+
+// The dialect for a backend.
+std::unique_ptr<Dialect> make_dialect(Backend backend);
+
+std::unique_ptr<Dialect> make_sqlite_dialect();
+std::unique_ptr<Dialect> make_postgresql_dialect();
+std::unique_ptr<Dialect> make_mysql_dialect();
+
+}  // namespace queuectl

@@ -1,0 +1,181 @@
+// SQLite: times are stored as UTC text 'YYYY-MM-DD HH:MM:SS.SSS' (what
+// strftime('%Y-%m-%d %H:%M:%f') writes, so text order is time order); writes take
+// the database lock up front with BEGIN IMMEDIATE; RETURNING needs SQLite 3.35.
+
+#include <soci/sqlite3/soci-sqlite3.h>
+
+#include "db/dialect.hpp"
+
+namespace queuectl {
+namespace {
+
+#define QC_NOW "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+#define QC_NOW_PLUS(ms) "strftime('%Y-%m-%d %H:%M:%f', 'now', ((" ms ") / 1000.0) || ' seconds')"
+#define QC_TS(col) "strftime('%Y-%m-%dT%H:%M:%f000Z', " col ")"
+#define QC_AGE(col) "((julianday('now') - julianday(" col ")) * 86400.0)"
+
+constexpr const char* kJobColumns =
+    "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
+    "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
+    "dedupe_key, group_key, " QC_TS("created_at") ", " QC_TS("updated_at") ", "
+    QC_TS("finished_at");
+
+Statements make_statements() {
+  Statements s;
+  const std::string cols = kJobColumns;
+  s.job_columns = cols;
+  s.now = "SELECT " QC_TS(QC_NOW);
+
+  s.insert_job = R"(
+    INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+    VALUES (:queue, :priority,
+            strftime('%Y-%m-%d %H:%M:%f', COALESCE(:run_at, 'now'), (:delay_ms / 1000.0) || ' seconds'),
+            :max_attempts, :payload, :dedupe_key, :group_key)
+    ON CONFLICT DO NOTHING)";
+  s.insert_many_prefix =
+      "INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
+      "group_key) VALUES ";
+  s.insert_values_row =
+      "(:q{n}, :p{n}, strftime('%Y-%m-%d %H:%M:%f', COALESCE(:r{n}, 'now'), (:d{n} / 1000.0) || ' "
+      "seconds'), :m{n}, :j{n}, :k{n}, :g{n})";
+  s.insert_many_suffix = " ON CONFLICT DO NOTHING";
+  s.last_insert_id = "SELECT last_insert_rowid()";
+  s.job_by_id = "SELECT " + cols + " FROM job_queue WHERE id = :id";
+  s.job_by_dedupe_key =
+      "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
+  s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+
+  s.claim_returns_jobs = true;
+  s.claim = R"(
+    UPDATE job_queue
+       SET status = 1,
+           attempts = attempts + 1,
+           locked_by = :worker,
+           lock_token = :token,
+           locked_at = )" QC_NOW R"(,
+           lock_until = )" QC_NOW_PLUS(":lease_ms") R"(,
+           updated_at = )" QC_NOW R"(
+     WHERE id IN (
+             SELECT id
+               FROM job_queue
+              WHERE queue = :queue
+                AND status = 0
+                AND run_at <= )" QC_NOW R"(
+                AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                                 WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
+              ORDER BY priority DESC, run_at, id
+              LIMIT :limit)
+    RETURNING )" + cols;
+
+  s.ack = R"(
+    UPDATE job_queue
+       SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
+           finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+  s.fail_retry = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
+                                (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
+                                   * :jitter / 1000.0) || ' seconds') END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
+           last_error = :error, lock_token = NULL, lock_until = NULL,
+           updated_at = )" QC_NOW R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+  s.fail_final = R"(
+    UPDATE job_queue
+       SET status = 3, last_error = :error, lock_token = NULL, lock_until = NULL,
+           finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+  s.extend = R"(
+    UPDATE job_queue
+       SET lock_until = )" QC_NOW_PLUS(":lease_ms") ", updated_at = " QC_NOW R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > )" QC_NOW;
+  s.release = R"(
+    UPDATE job_queue
+       SET status = 0, attempts = max(attempts - 1, 0), run_at = )" QC_NOW R"(,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = )" QC_NOW R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+
+  s.list_jobs = "SELECT " + cols + R"(
+      FROM job_queue
+     WHERE queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND id > :after
+     ORDER BY id
+     LIMIT :limit)";
+
+  s.stats_ready = R"(
+    SELECT queue,
+           SUM(CASE WHEN run_at <= )" QC_NOW R"( THEN 1 ELSE 0 END),
+           SUM(CASE WHEN run_at > )" QC_NOW R"( THEN 1 ELSE 0 END),
+           )" QC_AGE("MIN(CASE WHEN run_at <= " QC_NOW " THEN run_at END)") R"(
+      FROM job_queue
+     WHERE status = 0
+     GROUP BY queue)";
+  s.stats_processing = R"(
+    SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < )" QC_NOW R"( THEN 1 ELSE 0 END)
+      FROM job_queue
+     WHERE status = 1
+     GROUP BY queue)";
+  s.stats_finished = R"(
+    SELECT queue, status, COUNT(*)
+      FROM job_queue
+     WHERE status >= 2
+     GROUP BY queue, status)";
+  s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
+
+  s.create_migrations_table = R"(
+    CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TEXT NOT NULL DEFAULT ()" QC_NOW R"()
+    ))";
+  s.applied_migrations =
+      "SELECT version, name, " QC_TS("applied_at") " FROM queuectl_schema_migrations ORDER BY version";
+  s.record_migration = "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
+  return s;
+}
+
+class SqliteDialect final : public Dialect {
+ public:
+  Backend backend() const override { return Backend::sqlite; }
+  const Statements& sql() const override { return statements_; }
+
+  void configure_session(soci::session& session) const override {
+    session << "PRAGMA journal_mode = WAL";
+    session << "PRAGMA synchronous = NORMAL";
+    session << "PRAGMA busy_timeout = 5000";
+    session << "PRAGMA foreign_keys = ON";
+  }
+  void begin(soci::session& session) const override { session << "BEGIN IMMEDIATE"; }
+
+  bool is_contention(const soci::soci_error& e) const override {
+    auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
+    if (err) {
+      int code = err->result() & 0xff;
+      return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+    }
+    std::string msg = e.get_error_message();
+    return msg.find("database is locked") != std::string::npos;
+  }
+  bool is_connection_failure(const soci::soci_error& e) const override {
+    auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
+    return err && (err->result() & 0xff) == SQLITE_CANTOPEN;
+  }
+  bool is_constraint_violation(const soci::soci_error& e) const override {
+    auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
+    return err && (err->result() & 0xff) == SQLITE_CONSTRAINT;
+  }
+
+ private:
+  Statements statements_ = make_statements();
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_sqlite_dialect() { return std::make_unique<SqliteDialect>(); }
+
+}  // namespace queuectl

@@ -1,0 +1,377 @@
+#include "db/job_repository.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "core/errors.hpp"
+#include "db/row_reader.hpp"
+
+namespace queuectl {
+namespace {
+
+using soci::use;
+
+constexpr std::size_t kBulkRows = 500;  // rows per multi-row INSERT
+
+// Prepares `sql` on `st` with the binds `add_uses` adds, runs it, and collects job rows.
+template <typename AddUses>
+std::vector<Job> fetch_jobs(soci::session& session, const std::string& sql, AddUses add_uses) {
+  soci::statement st(session);
+  JobRowReader reader;
+  reader.bind(st);
+  add_uses(st);
+  st.alloc();
+  st.prepare(sql);
+  st.define_and_bind();
+  std::vector<Job> jobs;
+  for (bool got = st.execute(true); got; got = st.fetch()) jobs.push_back(reader.job());
+  return jobs;
+}
+
+void sort_claim_order(std::vector<Job>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.run_at != b.run_at) return a.run_at < b.run_at;
+    return a.id < b.id;
+  });
+}
+
+std::string lease_lost_message(std::int64_t id) {
+  return "lease lost on job " + std::to_string(id) +
+         ": the token does not match, or the job is no longer processing";
+}
+
+}  // namespace
+
+EnqueueResult JobRepository::enqueue(const NewJob& job) {
+  EnqueueResult out;
+  db_.transaction([&] {
+    auto& s = db_.session();
+    const Statements& q = db_.sql();
+    std::string queue = job.queue, payload = job.payload;
+    int priority = job.priority, max_attempts = job.max_attempts;
+    long long delay_ms = job.delay.ms();
+    std::string run_at = job.run_at.value_or(""), dedupe = job.dedupe_key.value_or("");
+    std::string group = job.group_key.value_or("");
+    soci::indicator run_at_ind = job.run_at ? soci::i_ok : soci::i_null;
+    soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
+    soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
+    soci::statement st = (s.prepare << q.insert_job, use(queue, "queue"),
+                          use(priority, "priority"), use(run_at, run_at_ind, "run_at"),
+                          use(delay_ms, "delay_ms"), use(max_attempts, "max_attempts"),
+                          use(payload, "payload"), use(dedupe, dedupe_ind, "dedupe_key"),
+                          use(group, group_ind, "group_key"));
+    st.execute(true);
+    if (st.get_affected_rows() > 0) {
+      long long id = 0;
+      s << q.last_insert_id, soci::into(id);
+      auto jobs = fetch_jobs(s, q.job_by_id, [&](soci::statement& x) { x.exchange(use(id, "id")); });
+      if (jobs.empty()) throw Error("the job just inserted cannot be read back");
+      out = {jobs.front(), false};
+      return;
+    }
+    auto jobs = fetch_jobs(s, q.job_by_dedupe_key, [&](soci::statement& x) {
+      x.exchange(use(queue, "queue"));
+      x.exchange(use(dedupe, "dedupe_key"));
+    });
+    if (jobs.empty()) throw Error("insert skipped, but no job holds its dedupe key");
+    out = {jobs.front(), true};
+  });
+  return out;
+}
+
+BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
+  BulkEnqueueResult out;
+  db_.transaction([&] {
+    out = {};
+    auto& s = db_.session();
+    const Statements& q = db_.sql();
+    for (std::size_t start = 0; start < jobs.size(); start += kBulkRows) {
+      std::size_t n = std::min(kBulkRows, jobs.size() - start);
+      // Values live in vectors sized up front so the bound references stay valid.
+      std::vector<std::string> queue(n), payload(n), run_at(n), dedupe(n), group(n);
+      std::vector<int> priority(n), max_attempts(n);
+      std::vector<long long> delay(n);
+      std::vector<soci::indicator> run_at_ind(n), dedupe_ind(n), group_ind(n);
+      std::string sql = q.insert_many_prefix;
+      soci::statement st(s);
+      for (std::size_t i = 0; i < n; ++i) {
+        const NewJob& j = jobs[start + i];
+        queue[i] = j.queue;
+        payload[i] = j.payload;
+        priority[i] = j.priority;
+        max_attempts[i] = j.max_attempts;
+        delay[i] = j.delay.ms();
+        run_at[i] = j.run_at.value_or("");
+        run_at_ind[i] = j.run_at ? soci::i_ok : soci::i_null;
+        dedupe[i] = j.dedupe_key.value_or("");
+        dedupe_ind[i] = j.dedupe_key ? soci::i_ok : soci::i_null;
+        group[i] = j.group_key.value_or("");
+        group_ind[i] = j.group_key ? soci::i_ok : soci::i_null;
+        std::string row = q.insert_values_row;
+        for (auto pos = row.find("{n}"); pos != std::string::npos; pos = row.find("{n}"))
+          row.replace(pos, 3, std::to_string(i));
+        sql += (i ? ", " : "") + row;
+        // Positional binds in the row's order: queue, priority, run_at, delay, max_attempts,
+        // payload, dedupe_key, group_key.
+        st.exchange(use(queue[i]));
+        st.exchange(use(priority[i]));
+        st.exchange(use(run_at[i], run_at_ind[i]));
+        st.exchange(use(delay[i]));
+        st.exchange(use(max_attempts[i]));
+        st.exchange(use(payload[i]));
+        st.exchange(use(dedupe[i], dedupe_ind[i]));
+        st.exchange(use(group[i], group_ind[i]));
+      }
+      sql += q.insert_many_suffix;
+      st.alloc();
+      st.prepare(sql);
+      st.define_and_bind();
+      st.execute(true);
+      long long inserted = st.get_affected_rows();
+      out.enqueued += inserted;
+      out.duplicates += static_cast<long long>(n) - inserted;
+    }
+  });
+  return out;
+}
+
+std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
+  const std::string token = new_lock_token();
+  std::vector<Job> jobs;
+  db_.transaction([&] {
+    jobs = db_.sql().claim_returns_jobs ? claim_returning(request, token)
+                                        : claim_pick_then_mark(request, token);
+  });
+  sort_claim_order(jobs);
+  return jobs;
+}
+
+std::vector<Job> JobRepository::claim_returning(const ClaimRequest& r, const std::string& token) {
+  std::string worker = r.worker, tok = token, queue = r.queue;
+  long long lease_ms = r.lease.ms();
+  int limit = r.limit;
+  return fetch_jobs(db_.session(), db_.sql().claim, [&](soci::statement& st) {
+    st.exchange(use(worker, "worker"));
+    st.exchange(use(tok, "token"));
+    st.exchange(use(lease_ms, "lease_ms"));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(limit, "limit"));
+  });
+}
+
+std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
+                                                     const std::string& token) {
+  auto& s = db_.session();
+  const Statements& q = db_.sql();
+  std::string queue = r.queue, worker = r.worker, tok = token;
+  int limit = r.limit;
+  long long lease_ms = r.lease.ms();
+  std::vector<long long> picked(static_cast<std::size_t>(limit));
+  s << q.claim_pick, use(queue, "queue"), use(limit, "limit"), soci::into(picked);
+  if (picked.empty()) return {};
+  soci::statement mark(s);
+  for (std::size_t i = 0; i < picked.size(); ++i)
+    mark.exchange(use(picked[i], "id" + std::to_string(i)));
+  mark.exchange(use(worker, "worker"));
+  mark.exchange(use(tok, "token"));
+  mark.exchange(use(lease_ms, "lease_ms"));
+  mark.alloc();
+  mark.prepare(expand_ids(q.claim_mark, picked.size()));
+  mark.define_and_bind();
+  mark.execute(true);
+  std::vector<std::int64_t> ids(picked.begin(), picked.end());
+  return jobs_by_ids(ids);
+}
+
+std::vector<Job> JobRepository::jobs_by_ids(const std::vector<std::int64_t>& ids) {
+  std::vector<long long> bound(ids.begin(), ids.end());
+  return fetch_jobs(db_.session(), expand_ids(db_.sql().jobs_by_ids, ids.size()),
+                    [&](soci::statement& st) {
+                      for (std::size_t i = 0; i < bound.size(); ++i)
+                        st.exchange(use(bound[i], "id" + std::to_string(i)));
+                    });
+}
+
+std::int64_t JobRepository::run_guarded(const std::string& sql, std::int64_t id,
+                                        const std::string& token) {
+  long long bound_id = id;
+  std::string tok = token;
+  soci::statement st = (db_.session().prepare << sql, use(bound_id, "id"), use(tok, "token"));
+  st.execute(true);
+  return st.get_affected_rows();
+}
+
+void JobRepository::ack(const AckItem& item) {
+  auto lost = ack_many({item});
+  if (!lost.empty()) throw LeaseLost(lease_lost_message(item.id));
+}
+
+std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
+  std::vector<std::int64_t> lost;
+  db_.transaction([&] {
+    lost.clear();
+    long long id = 0;
+    std::string token, result;
+    soci::indicator result_ind = soci::i_null;
+    soci::statement st = (db_.session().prepare << db_.sql().ack, use(result, result_ind, "result"),
+                          use(id, "id"), use(token, "token"));
+    for (const AckItem& item : items) {
+      id = item.id;
+      token = item.token;
+      result = item.result.value_or("");
+      result_ind = item.result ? soci::i_ok : soci::i_null;
+      st.execute(true);
+      if (st.get_affected_rows() == 0) lost.push_back(item.id);
+    }
+  });
+  return lost;
+}
+
+Job JobRepository::fail(const FailRequest& r) {
+  std::int64_t changed = 0;
+  db_.transaction([&] {
+    long long id = r.id;
+    std::string token = r.token, error = r.error;
+    if (r.permanent) {
+      soci::statement st = (db_.session().prepare << db_.sql().fail_final, use(error, "error"),
+                            use(id, "id"), use(token, "token"));
+      st.execute(true);
+      changed = st.get_affected_rows();
+      return;
+    }
+    long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
+    long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
+    double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
+    soci::statement st = (db_.session().prepare << db_.sql().fail_retry, use(error, "error"),
+                          use(base_ms, "base_ms"), use(cap_ms, "cap_ms"), use(jitter, "jitter"),
+                          use(id, "id"), use(token, "token"));
+    st.execute(true);
+    changed = st.get_affected_rows();
+  });
+  if (changed == 0) throw LeaseLost(lease_lost_message(r.id));
+  return get(r.id);
+}
+
+Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease) {
+  std::int64_t changed = 0;
+  db_.transaction([&] {
+    long long bound_id = id, lease_ms = lease.ms();
+    std::string tok = token;
+    soci::statement st = (db_.session().prepare << db_.sql().extend, use(lease_ms, "lease_ms"),
+                          use(bound_id, "id"), use(tok, "token"));
+    st.execute(true);
+    changed = st.get_affected_rows();
+  });
+  if (changed == 0)
+    throw LeaseLost(lease_lost_message(id) + " (an expired lease cannot be extended)");
+  return get(id);
+}
+
+Job JobRepository::release(std::int64_t id, const std::string& token) {
+  std::int64_t changed = 0;
+  db_.transaction([&] { changed = run_guarded(db_.sql().release, id, token); });
+  if (changed == 0) throw LeaseLost(lease_lost_message(id));
+  return get(id);
+}
+
+std::optional<Job> JobRepository::find(std::int64_t id) {
+  std::vector<Job> jobs;
+  db_.retrying([&] {
+    long long bound = id;
+    jobs = fetch_jobs(db_.session(), db_.sql().job_by_id,
+                      [&](soci::statement& st) { st.exchange(use(bound, "id")); });
+  });
+  if (jobs.empty()) return std::nullopt;
+  return jobs.front();
+}
+
+Job JobRepository::get(std::int64_t id) {
+  auto job = find(id);
+  if (!job) throw NotFound("job " + std::to_string(id) + " not found");
+  return *job;
+}
+
+std::vector<Job> JobRepository::list(const ListFilter& f) {
+  std::vector<Job> jobs;
+  db_.retrying([&] {
+    std::string queue = f.queue.value_or("");
+    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
+    int mask = 0;
+    for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
+    if (f.statuses.empty()) mask = 0x1f;
+    long long after = f.after;
+    int limit = f.limit;
+    jobs = fetch_jobs(db_.session(), db_.sql().list_jobs, [&](soci::statement& st) {
+      st.exchange(use(queue, queue_ind, "queue"));
+      st.exchange(use(mask, "status_mask"));
+      st.exchange(use(after, "after"));
+      st.exchange(use(limit, "limit"));
+    });
+  });
+  return jobs;
+}
+
+std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& queues) {
+  std::map<std::string, QueueStats> by_queue;
+  auto entry = [&](const std::string& name) -> QueueStats& {
+    QueueStats& qs = by_queue[name];
+    qs.queue = name;
+    return qs;
+  };
+  db_.retrying([&] {
+    by_queue.clear();
+    auto& s = db_.session();
+    const Statements& q = db_.sql();
+    std::string name;
+    long long a = 0, b = 0;
+    double age = 0;
+    soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null;
+    soci::statement ready = (s.prepare << q.stats_ready, soci::into(name), soci::into(a, a_ind),
+                             soci::into(b, b_ind), soci::into(age, age_ind));
+    for (bool got = ready.execute(true); got; got = ready.fetch()) {
+      QueueStats& qs = entry(name);
+      qs.ready = a_ind == soci::i_null ? 0 : a;
+      qs.scheduled = b_ind == soci::i_null ? 0 : b;
+      if (age_ind != soci::i_null) qs.oldest_ready_age_seconds = std::max(0.0, age);
+    }
+    soci::statement processing = (s.prepare << q.stats_processing, soci::into(name),
+                                  soci::into(a, a_ind), soci::into(b, b_ind));
+    for (bool got = processing.execute(true); got; got = processing.fetch()) {
+      QueueStats& qs = entry(name);
+      qs.processing = a;
+      qs.expired = b_ind == soci::i_null ? 0 : b;
+    }
+    int status = 0;
+    soci::statement finished = (s.prepare << q.stats_finished, soci::into(name),
+                                soci::into(status), soci::into(a));
+    for (bool got = finished.execute(true); got; got = finished.fetch()) {
+      QueueStats& qs = entry(name);
+      if (status == static_cast<int>(Status::done)) qs.done = a;
+      if (status == static_cast<int>(Status::failed)) qs.failed = a;
+      if (status == static_cast<int>(Status::canceled)) qs.canceled = a;
+    }
+    soci::statement paused = (s.prepare << q.paused_queues, soci::into(name));
+    for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
+  });
+  std::vector<QueueStats> out;
+  if (queues.empty()) {
+    for (auto& [name, qs] : by_queue) out.push_back(qs);
+  } else {
+    for (const auto& name : queues) {
+      auto it = by_queue.find(name);
+      QueueStats qs;
+      qs.queue = name;
+      out.push_back(it == by_queue.end() ? qs : it->second);
+    }
+  }
+  return out;
+}
+
+std::string JobRepository::now() {
+  std::string text;
+  db_.retrying([&] { db_.session() << db_.sql().now, soci::into(text); });
+  return text;
+}
+
+}  // namespace queuectl

@@ -1,0 +1,123 @@
+// The job queue as operations on jobs, tokens and durations. The only place that runs
+// SQL; every statement comes from the dialect and binds its values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backoff.hpp"
+#include "core/duration.hpp"
+#include "core/job.hpp"
+#include "db/database.hpp"
+
+namespace queuectl {
+
+struct NewJob {
+  std::string queue;
+  std::string payload = "{}";  // validated, compact JSON
+  int priority = 0;
+  Duration delay;                     // added to run_at (or to now)
+  std::optional<std::string> run_at;  // "YYYY-MM-DD HH:MM:SS.ffffff" UTC, else now
+  int max_attempts = 25;
+  std::optional<std::string> dedupe_key;
+  std::optional<std::string> group_key;
+};
+
+struct EnqueueResult {
+  Job job;
+  bool duplicate = false;  // the dedupe key matched an existing job, which is returned
+};
+
+struct BulkEnqueueResult {
+  std::int64_t enqueued = 0;
+  std::int64_t duplicates = 0;
+};
+
+struct ClaimRequest {
+  std::string queue;
+  int limit = 1;
+  Duration lease = Duration::seconds(30);
+  std::string worker;
+};
+
+struct AckItem {
+  std::int64_t id = 0;
+  std::string token;
+  std::optional<std::string> result;  // validated JSON
+};
+
+struct FailRequest {
+  std::int64_t id = 0;
+  std::string token;
+  std::string error;
+  std::optional<Duration> retry_in;  // exact delay instead of the backoff policy
+  bool permanent = false;
+  BackoffPolicy backoff;
+};
+
+struct ListFilter {
+  std::optional<std::string> queue;
+  std::vector<Status> statuses;  // empty: all
+  std::int64_t after = 0;
+  int limit = 100;
+};
+
+struct QueueStats {
+  std::string queue;
+  std::int64_t ready = 0;      // due now
+  std::int64_t scheduled = 0;  // ready with a future run_at
+  std::int64_t processing = 0;
+  std::int64_t expired = 0;  // processing with a lapsed lease
+  std::int64_t done = 0;
+  std::int64_t failed = 0;
+  std::int64_t canceled = 0;
+  bool paused = false;
+  std::optional<double> oldest_ready_age_seconds;
+};
+
+class JobRepository {
+ public:
+  explicit JobRepository(Database& db) : db_(db) {}
+
+  // Inserts a job, or returns the existing one when its dedupe key is taken.
+  EnqueueResult enqueue(const NewJob& job);
+  // Inserts all jobs in one transaction with multi-row statements; all or none.
+  BulkEnqueueResult enqueue_many(const std::vector<NewJob>& jobs);
+
+  // Claims up to `limit` due jobs of an unpaused queue with SKIP LOCKED; each gets the
+  // lease, the worker and one fresh token; attempts grows by one. Empty when none is due.
+  std::vector<Job> claim(const ClaimRequest& request);
+
+  // Marks the job done. Throws LeaseLost unless it is processing under `token`.
+  void ack(const AckItem& item);
+  // Acks many in one transaction; returns the ids whose lease was lost (the rest are done).
+  std::vector<std::int64_t> ack_many(const std::vector<AckItem>& items);
+  // Fails the job: back to ready after the backoff, or failed when out of attempts or
+  // permanent. Throws LeaseLost. Returns the job as it now is.
+  Job fail(const FailRequest& request);
+  // Extends a live lease to now + lease. Throws LeaseLost (also for an expired lease).
+  Job extend(std::int64_t id, const std::string& token, Duration lease);
+  // Gives the job back: ready now, the attempt returned. Throws LeaseLost.
+  Job release(std::int64_t id, const std::string& token);
+
+  std::optional<Job> find(std::int64_t id);
+  // Throws NotFound.
+  Job get(std::int64_t id);
+  std::vector<Job> list(const ListFilter& filter);
+  // Per-queue counts; all queues when `queues` is empty.
+  std::vector<QueueStats> stats(const std::vector<std::string>& queues);
+  // The database's clock, RFC 3339.
+  std::string now();
+
+ private:
+  std::vector<Job> claim_returning(const ClaimRequest& request, const std::string& token);
+  std::vector<Job> claim_pick_then_mark(const ClaimRequest& request, const std::string& token);
+  std::vector<Job> jobs_by_ids(const std::vector<std::int64_t>& ids);
+  std::int64_t run_guarded(const std::string& sql, std::int64_t id, const std::string& token);
+
+  Database& db_;
+};
+
+}  // namespace queuectl

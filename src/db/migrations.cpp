@@ -1,0 +1,101 @@
+#include "db/migrations.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "core/errors.hpp"
+
+namespace queuectl {
+
+// Generated at build time from sql/<backend>/*.sql.
+std::vector<Migration> embedded_migrations(const std::string& backend);
+
+std::vector<Migration> migrations_for(Backend backend) {
+  auto list = embedded_migrations(std::string(backend_name(backend)));
+  std::sort(list.begin(), list.end(),
+            [](const Migration& a, const Migration& b) { return a.version < b.version; });
+  return list;
+}
+
+std::vector<std::string> split_statements(const std::string& sql) {
+  std::vector<std::string> out;
+  std::string current;
+  std::size_t start = 0;
+  while (start < sql.size()) {
+    std::size_t nl = sql.find('\n', start);
+    std::string line = sql.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? sql.size() : nl + 1;
+    std::string trimmed = line;
+    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r'))
+      trimmed.pop_back();
+    if (trimmed.rfind("--", 0) == 0 && current.empty()) continue;
+    if (!trimmed.empty() && trimmed.back() == ';') {
+      trimmed.pop_back();
+      current += trimmed;
+      if (current.find_first_not_of(" \t\n") != std::string::npos) out.push_back(current);
+      current.clear();
+    } else {
+      current += line + "\n";
+    }
+  }
+  if (current.find_first_not_of(" \t\n") != std::string::npos) out.push_back(current);
+  return out;
+}
+
+std::vector<MigrationState> Migrator::status() {
+  std::map<int, MigrationState> applied;
+  db_.retrying([&] {
+    applied.clear();
+    db_.session() << db_.sql().create_migrations_table;
+    int version = 0;
+    std::string name, at;
+    soci::statement st = (db_.session().prepare << db_.sql().applied_migrations,
+                          soci::into(version), soci::into(name), soci::into(at));
+    for (bool got = st.execute(true); got; got = st.fetch())
+      applied[version] = {version, name, true, at};
+  });
+  std::vector<MigrationState> out;
+  for (const Migration& m : migrations_for(db_.url().backend)) {
+    auto it = applied.find(m.version);
+    out.push_back(it != applied.end() ? it->second : MigrationState{m.version, m.name, false, ""});
+  }
+  return out;
+}
+
+std::vector<MigrationState> Migrator::apply() {
+  std::vector<MigrationState> done;
+  auto states = status();
+  for (const Migration& m : migrations_for(db_.url().backend)) {
+    bool already = std::any_of(states.begin(), states.end(), [&](const MigrationState& s) {
+      return s.version == m.version && s.applied;
+    });
+    if (already) continue;
+    db_.transaction([&] {
+      for (const std::string& stmt : split_statements(m.sql)) db_.session() << stmt;
+      int version = m.version;
+      std::string name = m.name;
+      db_.session() << db_.sql().record_migration, soci::use(version, "version"),
+          soci::use(name, "name");
+    });
+    done.push_back({m.version, m.name, true, ""});
+  }
+  return done;
+}
+
+void Migrator::require_current() {
+  const auto embedded = migrations_for(db_.url().backend);
+  const int latest = embedded.empty() ? 0 : embedded.back().version;
+  int applied = 0;
+  soci::indicator ind = soci::i_null;
+  try {
+    db_.session() << "SELECT MAX(version) FROM queuectl_schema_migrations", soci::into(applied, ind);
+  } catch (const soci::soci_error& e) {
+    if (db_.dialect().is_connection_failure(e)) db_.translate_error(e);
+    ind = soci::i_null;
+  }
+  if (ind == soci::i_null || applied < latest)
+    throw Error("the queue schema in " + db_.url().redacted() +
+                " is missing or out of date: run `queuectl migrate` first");
+}
+
+}  // namespace queuectl

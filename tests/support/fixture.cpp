@@ -1,0 +1,77 @@
+#include "support/fixture.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "db/migrations.hpp"
+
+namespace queuectl::testing {
+
+Backend backend_under_test() {
+  const char* b = std::getenv("QUEUECTL_TEST_BACKEND");
+  std::string name = b ? b : "sqlite";
+  if (name == "postgresql") return Backend::postgresql;
+  if (name == "mysql") return Backend::mysql;
+  return Backend::sqlite;
+}
+
+std::string base_url() {
+  Backend b = backend_under_test();
+  if (b == Backend::sqlite) return "";
+  const char* var = b == Backend::postgresql ? "QUEUECTL_TEST_PG_URL" : "QUEUECTL_TEST_MYSQL_URL";
+  const char* url = std::getenv(var);
+  if (!url || !*url)
+    throw std::runtime_error(std::string(var) +
+                             " is not set: run the tests through scripts/test.sh, which starts "
+                             "the servers");
+  return url;
+}
+
+namespace {
+
+void drop_schema(Database& db) {
+  for (const char* table : {"job_queue", "queuectl_queues", "queuectl_locks",
+                            "queuectl_schema_migrations"})
+    db.session() << (std::string("DROP TABLE IF EXISTS ") + table);
+}
+
+}  // namespace
+
+FreshDatabase::FreshDatabase() {
+  if (backend_under_test() == Backend::sqlite) {
+    char tmpl[] = "/tmp/queuectl-test-XXXXXX";
+    temp_dir_ = mkdtemp(tmpl);
+    url_ = "sqlite://" + temp_dir_ + "/queue.db";
+  } else {
+    url_ = base_url();
+  }
+  db_ = connect();
+  if (backend_under_test() != Backend::sqlite) drop_schema(*db_);
+  Migrator(*db_).apply();
+}
+
+FreshDatabase::~FreshDatabase() {
+  try {
+    if (backend_under_test() != Backend::sqlite) drop_schema(*db_);
+  } catch (...) {
+  }
+  db_.reset();
+  if (!temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+  }
+}
+
+std::unique_ptr<Database> FreshDatabase::connect() const {
+  return std::make_unique<Database>(DbUrl::parse(url_));
+}
+
+long long scalar(Database& db, const std::string& sql) {
+  long long v = 0;
+  soci::indicator ind = soci::i_ok;
+  db.session() << sql, soci::into(v, ind);
+  return ind == soci::i_null ? 0 : v;
+}
+
+}  // namespace queuectl::testing

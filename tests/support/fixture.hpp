@@ -1,0 +1,44 @@
+// Test fixtures: the backend under test (from QUEUECTL_TEST_BACKEND) and an RAII
+// database that gives each test a fresh, migrated schema and drops it afterwards.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/db_url.hpp"
+#include "db/database.hpp"
+
+namespace queuectl::testing {
+
+// The backend this run tests: sqlite (default), postgresql or mysql.
+Backend backend_under_test();
+// The URL of the server backend under test, from QUEUECTL_TEST_PG_URL /
+// QUEUECTL_TEST_MYSQL_URL; for SQLite a fresh file in a temporary folder.
+// Fails the test (throws) when a server URL is missing.
+std::string base_url();
+
+// A fresh schema: drops the queue tables, migrates, and drops them again at the end.
+// For SQLite, a new database file each time.
+class FreshDatabase {
+ public:
+  FreshDatabase();
+  ~FreshDatabase();
+  FreshDatabase(const FreshDatabase&) = delete;
+  FreshDatabase& operator=(const FreshDatabase&) = delete;
+
+  const std::string& url() const { return url_; }
+  // A new connection to the same database.
+  std::unique_ptr<Database> connect() const;
+  // The fixture's own connection.
+  Database& db() { return *db_; }
+
+ private:
+  std::string url_;
+  std::string temp_dir_;
+  std::unique_ptr<Database> db_;
+};
+
+// Runs one SQL statement that returns one integer (for assertions on table contents).
+long long scalar(Database& db, const std::string& sql);
+
+}  // namespace queuectl::testing

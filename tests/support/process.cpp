@@ -1,0 +1,135 @@
+#include "support/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace queuectl::testing {
+namespace {
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+void apply_env(const std::map<std::string, std::string>& env) {
+  for (const auto& [k, v] : env) {
+    if (v.empty()) unsetenv(k.c_str());
+    else setenv(k.c_str(), v.c_str(), 1);
+  }
+}
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+RunResult run_process(const std::vector<std::string>& argv, const std::string& input,
+                      const std::map<std::string, std::string>& env) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe)) throw std::runtime_error("pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      close(fd);
+    apply_env(env);
+    auto args = c_argv(argv);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  // Feed stdin and drain stdout/stderr together so that no pipe fills up and blocks.
+  RunResult r;
+  std::size_t written = 0;
+  int in_fd = in_pipe[1];
+  if (input.empty()) {
+    close(in_fd);
+    in_fd = -1;
+  } else {
+    fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  }
+  bool out_open = true, err_open = true;
+  char buf[65536];
+  while (out_open || err_open || in_fd >= 0) {
+    pollfd fds[3];
+    int n = 0;
+    if (out_open) fds[n++] = {out_pipe[0], POLLIN, 0};
+    if (err_open) fds[n++] = {err_pipe[0], POLLIN, 0};
+    if (in_fd >= 0) fds[n++] = {in_fd, POLLOUT, 0};
+    if (poll(fds, n, -1) < 0) break;
+    for (int i = 0; i < n; ++i) {
+      if (!fds[i].revents) continue;
+      if (fds[i].fd == in_fd) {
+        ssize_t w = write(in_fd, input.data() + written, input.size() - written);
+        if (w > 0) written += static_cast<std::size_t>(w);
+        if (w < 0 || written == input.size()) {
+          close(in_fd);
+          in_fd = -1;
+        }
+        continue;
+      }
+      ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got <= 0) {
+        close(fds[i].fd);
+        (fds[i].fd == out_pipe[0] ? out_open : err_open) = false;
+      } else {
+        (fds[i].fd == out_pipe[0] ? r.out : r.err).append(buf, static_cast<std::size_t>(got));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = decode_status(status);
+  return r;
+}
+
+RunResult queuectl(const std::string& url, const std::vector<std::string>& args,
+                   const std::string& input, const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv = {QUEUECTL_BINARY, "--db", url};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, input, env);
+}
+
+int spawn_process(const std::vector<std::string>& argv, const std::string& log_path,
+                  const std::map<std::string, std::string>& env) {
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    apply_env(env);
+    auto args = c_argv(argv);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_process(int pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return decode_status(status);
+}
+
+}  // namespace queuectl::testing
