@@ -38,3 +38,11 @@ CREATE TABLE queuectl_queues (
   queue     TEXT PRIMARY KEY,
   paused_at TEXT
 );
+
+-- Named locks (`queuectl lock`, the reaper): a row held until expires_at, which the
+-- holder's heartbeat keeps pushing forward; a dead holder's row simply expires.
+CREATE TABLE queuectl_locks (
+  name       TEXT PRIMARY KEY,
+  token      TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);

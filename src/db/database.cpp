@@ -117,3 +117,16 @@ std::unique_ptr<Dialect> make_dialect(Backend backend) {
 }
 
 }  // namespace queuectl
+
+namespace queuectl {
+
+std::uint64_t stable_hash64(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace queuectl

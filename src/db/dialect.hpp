@@ -8,6 +8,7 @@
 // repository expands for the number of ids it binds.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,6 +58,40 @@ struct Statements {
   std::string stats_finished;    // -> queue, status, count
   std::string paused_queues;     // -> queue
 
+  // Leases: processing jobs, soonest expiry first. Job columns then seconds_left.
+  // :queue and :worker are NULL for all; lock_until < now + :within_ms (0 = expired
+  // only, huge = all); locked_at <= now - :older_ms; :limit.
+  std::string list_leases;
+
+  // Reaper, one batch in one transaction: reap_pick locks up to :batch expired ids
+  // (:queue NULL for all; SKIP LOCKED where the backend has it); reap_mark ({ids}
+  // :base_ms :cap_ms :jitter) re-checks status = 1 AND lock_until < now and moves each to
+  // ready with backoff, or failed when out of attempts, with last_error naming the worker.
+  std::string reap_pick;
+  std::string reap_mark;
+  std::string statuses_by_ids;  // {ids} -> id, status
+
+  // Operating. retry_ids ({ids}): failed/canceled -> ready, attempts reset.
+  // cancel_ids ({ids}): ready -> canceled; cancel_ids_force also processing.
+  std::string retry_ids;
+  std::string cancel_ids;
+  std::string cancel_ids_force;
+  // Finished jobs by primary key, a batch at a time: :queue (NULL all) :status_mask
+  // :older_ms (finished_at < now - older) :after :batch -> id.
+  std::string finished_pick;
+  std::string delete_ids;  // {ids}, only finished rows
+  std::string pause_queue;   // :queue
+  std::string resume_queue;  // :queue
+  std::string queue_names;   // -> queue, every queue with jobs or settings
+
+  // Named locks. Server backends hold them on the session (lock_acquire returns 1 when
+  // taken: :key :token :ttl_ms); SQLite keeps a row in queuectl_locks that expires unless
+  // lock_refresh (:key :token :ttl_ms) keeps it alive. lock_release (:key :token).
+  bool lock_needs_heartbeat = false;
+  std::string lock_acquire;
+  std::string lock_refresh;
+  std::string lock_release;
+
   std::string create_migrations_table;
   std::string applied_migrations;  // -> version, name, applied_at
   std::string record_migration;    // :version :name
@@ -79,10 +114,16 @@ class Dialect {
   virtual bool is_connection_failure(const soci::soci_error& e) const = 0;
   // A unique or check constraint rejected the write.
   virtual bool is_constraint_violation(const soci::soci_error& e) const = 0;
+  // The key a named lock is taken under (PostgreSQL: a stable 64-bit hash as decimal
+  // text; MySQL: the name, hashed when over 64 characters; SQLite: the name).
+  virtual std::string lock_key(const std::string& name) const = 0;
 };
 
 // The dialect for a backend.
 std::unique_ptr<Dialect> make_dialect(Backend backend);
+
+// FNV-1a, 64 bits: stable across builds and hosts, for lock keys.
+std::uint64_t stable_hash64(const std::string& text);
 
 std::unique_ptr<Dialect> make_sqlite_dialect();
 std::unique_ptr<Dialect> make_postgresql_dialect();

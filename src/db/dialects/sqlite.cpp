@@ -12,6 +12,7 @@ namespace {
 #define QC_NOW "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 #define QC_NOW_PLUS(ms) "strftime('%Y-%m-%d %H:%M:%f', 'now', ((" ms ") / 1000.0) || ' seconds')"
 #define QC_TS(col) "strftime('%Y-%m-%dT%H:%M:%f000Z', " col ")"
+#define QC_AGE_NEG(col) "((julianday(" col ") - julianday('now')) * 86400.0)"
 #define QC_AGE(col) "((julianday('now') - julianday(" col ")) * 86400.0)"
 
 constexpr const char* kJobColumns =
@@ -127,6 +128,83 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
+  s.list_leases = "SELECT " + cols + ", " QC_AGE_NEG("lock_until") R"(
+      FROM job_queue
+     WHERE status = 1
+       AND queue = COALESCE(:queue, queue)
+       AND locked_by = COALESCE(:worker, locked_by)
+       AND lock_until < )" QC_NOW_PLUS(":within_ms") R"(
+       AND locked_at <= )" QC_NOW_PLUS("-:older_ms") R"(
+     ORDER BY lock_until, id
+     LIMIT :limit)";
+
+  s.reap_pick = R"(
+    SELECT id FROM job_queue
+     WHERE status = 1 AND lock_until < )" QC_NOW R"(
+       AND queue = COALESCE(:queue, queue)
+     ORDER BY lock_until, id
+     LIMIT :batch)";
+  s.reap_mark = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
+                                (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
+                                   * :jitter / 1000.0) || ' seconds') END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
+           last_error = 'lease expired at ' || )" QC_TS("lock_until") R"( || ' while held by '
+                        || COALESCE(locked_by, 'an unknown worker'),
+           lock_token = NULL, lock_until = NULL,
+           updated_at = )" QC_NOW R"(
+     WHERE id IN ({ids}) AND status = 1 AND lock_until < )" QC_NOW;
+  s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+
+  s.retry_ids = R"(
+    UPDATE job_queue
+       SET status = 0, attempts = 0, run_at = )" QC_NOW R"(, finished_at = NULL,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = )" QC_NOW R"(
+     WHERE id IN ({ids}) AND status IN (3, 4))";
+  s.cancel_ids = R"(
+    UPDATE job_queue
+       SET status = 4, finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
+     WHERE id IN ({ids}) AND status = 0)";
+  s.cancel_ids_force = R"(
+    UPDATE job_queue
+       SET status = 4, lock_token = NULL, lock_until = NULL,
+           finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
+     WHERE id IN ({ids}) AND status IN (0, 1))";
+  s.finished_pick = R"(
+    SELECT id FROM job_queue
+     WHERE id > :after
+       AND status >= 2
+       AND queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND finished_at < )" QC_NOW_PLUS("-:older_ms") R"(
+     ORDER BY id
+     LIMIT :batch)";
+  s.delete_ids = "DELETE FROM job_queue WHERE id IN ({ids}) AND status >= 2";
+  s.pause_queue = R"(
+    INSERT INTO queuectl_queues (queue, paused_at) VALUES (:queue, )" QC_NOW R"()
+    ON CONFLICT (queue) DO UPDATE SET paused_at = excluded.paused_at)";
+  s.resume_queue = "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = :queue";
+  s.queue_names = R"(
+    SELECT queue FROM job_queue GROUP BY queue
+    UNION
+    SELECT queue FROM queuectl_queues
+    ORDER BY 1)";
+
+  s.lock_needs_heartbeat = true;
+  s.lock_acquire = R"(
+    INSERT INTO queuectl_locks (name, token, expires_at)
+    VALUES (:key, :token, )" QC_NOW_PLUS(":ttl_ms") R"()
+    ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+     WHERE queuectl_locks.expires_at < )" QC_NOW;
+  s.lock_refresh = R"(
+    UPDATE queuectl_locks SET expires_at = )" QC_NOW_PLUS(":ttl_ms") R"(
+     WHERE name = :key AND token = :token)";
+  s.lock_release = "DELETE FROM queuectl_locks WHERE name = :key AND token = :token";
+
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
       version INTEGER PRIMARY KEY,
@@ -169,6 +247,7 @@ class SqliteDialect final : public Dialect {
     auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
     return err && (err->result() & 0xff) == SQLITE_CONSTRAINT;
   }
+  std::string lock_key(const std::string& name) const override { return name; }
 
  private:
   Statements statements_ = make_statements();
