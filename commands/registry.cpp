@@ -21,6 +21,9 @@ const CommandEntry kCommands[] = {
     {"Inspecting", setup_show},
     {"Inspecting", setup_list},
     {"Inspecting", setup_stats},
+    {"Inspecting", setup_leases},
+    {"Operating", setup_reap},
+    {"Operating", setup_lock},
 };
 
 }  // namespace

@@ -60,6 +60,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     err << "queuectl: error: " << e.what() << " (see queuectl --help)\n";
     return static_cast<int>(ExitCode::usage);
+  } catch (const CommandExit& e) {
+    return e.code();
   } catch (const Error& e) {
     err << "queuectl: error: " << e.what() << "\n";
     return static_cast<int>(e.code());

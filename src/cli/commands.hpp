@@ -22,6 +22,10 @@ void setup_release(CLI::App& app, Context& ctx);
 void setup_show(CLI::App& app, Context& ctx);
 void setup_list(CLI::App& app, Context& ctx);
 void setup_stats(CLI::App& app, Context& ctx);
+void setup_leases(CLI::App& app, Context& ctx);
+// Operating
+void setup_reap(CLI::App& app, Context& ctx);
+void setup_lock(CLI::App& app, Context& ctx);
 
 // Adds every command to `app`.
 void register_commands(CLI::App& app, Context& ctx);

@@ -57,4 +57,15 @@ class TemporaryError : public Error {
   explicit TemporaryError(const std::string& message) : Error(message, ExitCode::temporary) {}
 };
 
+// Not an error: leaves main with a child command's exit code, printing nothing.
+class CommandExit : public std::exception {
+ public:
+  explicit CommandExit(int code) : code_(code) {}
+  int code() const { return code_; }
+  const char* what() const noexcept override { return "command exit"; }
+
+ private:
+  int code_;
+};
+
 }  // namespace queuectl

@@ -13,21 +13,6 @@ using soci::use;
 
 constexpr std::size_t kBulkRows = 500;  // rows per multi-row INSERT
 
-// Prepares `sql` on `st` with the binds `add_uses` adds, runs it, and collects job rows.
-template <typename AddUses>
-std::vector<Job> fetch_jobs(soci::session& session, const std::string& sql, AddUses add_uses) {
-  soci::statement st(session);
-  JobRowReader reader;
-  reader.bind(st);
-  add_uses(st);
-  st.alloc();
-  st.prepare(sql);
-  st.define_and_bind();
-  std::vector<Job> jobs;
-  for (bool got = st.execute(true); got; got = st.fetch()) jobs.push_back(reader.job());
-  return jobs;
-}
-
 void sort_claim_order(std::vector<Job>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
     if (a.priority != b.priority) return a.priority > b.priority;

@@ -61,4 +61,20 @@ std::string expand_ids(const std::string& sql, std::size_t count) {
   return out;
 }
 
+void bind_ids(soci::statement& st, std::vector<long long>& ids) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    st.exchange(soci::use(ids[i], "id" + std::to_string(i)));
+}
+
+long long execute_on_ids(soci::session& session, const std::string& sql,
+                         std::vector<long long>& ids) {
+  soci::statement st(session);
+  bind_ids(st, ids);
+  st.alloc();
+  st.prepare(expand_ids(sql, ids.size()));
+  st.define_and_bind();
+  st.execute(true);
+  return st.get_affected_rows();
+}
+
 }  // namespace queuectl

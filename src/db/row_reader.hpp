@@ -3,6 +3,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include <soci/soci.h>
 
@@ -24,7 +25,28 @@ class JobRowReader {
   std::array<soci::indicator, kColumns> nulls_{};
 };
 
+// Prepares `sql` with the binds `add_uses(statement&)` adds, runs it, and collects the
+// job rows it returns.
+template <typename AddUses>
+std::vector<Job> fetch_jobs(soci::session& session, const std::string& sql, AddUses add_uses) {
+  soci::statement st(session);
+  JobRowReader reader;
+  reader.bind(st);
+  add_uses(st);
+  st.alloc();
+  st.prepare(sql);
+  st.define_and_bind();
+  std::vector<Job> jobs;
+  for (bool got = st.execute(true); got; got = st.fetch()) jobs.push_back(reader.job());
+  return jobs;
+}
+
 // Binds "{ids}" as :id0, :id1, ... in `sql` (text built from the count, never the values).
 std::string expand_ids(const std::string& sql, std::size_t count);
+// Adds use(ids[i], "id<i>") for each id; `ids` must outlive the statement's execution.
+void bind_ids(soci::statement& st, std::vector<long long>& ids);
+// Runs a "{ids}" statement over `ids` and returns its affected row count.
+long long execute_on_ids(soci::session& session, const std::string& sql,
+                         std::vector<long long>& ids);
 
 }  // namespace queuectl

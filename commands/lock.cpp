@@ -1,0 +1,59 @@
+// queuectl lock: run a command while holding a database named lock.
+#include <memory>
+
+#include "cli/child.hpp"
+#include "cli/commands.hpp"
+#include "cli/input.hpp"
+#include "core/errors.hpp"
+#include "db/named_lock.hpp"
+
+namespace queuectl {
+namespace {
+
+struct LockOptions {
+  std::string name;
+  std::string wait;
+  std::vector<std::string> command;
+};
+
+// Returns CMD's exit code; throws LockBusy when the lock stays taken.
+int run_lock(Context& ctx, const LockOptions& o) {
+  if (o.name.empty() || o.name.size() > 255)
+    throw UsageError("invalid lock name '" + o.name.substr(0, 40) + "': use 1 to 255 characters");
+  if (o.command.empty()) throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
+  Duration wait = duration_option(o.wait, "--wait", Duration());
+  if (wait.ms() < 0) throw UsageError("--wait must not be negative");
+  // A connection of its own, held for the whole run: if queuectl dies, the server ends
+  // the session and frees the lock (SQLite: the row expires without its heartbeat).
+  Database db(ctx.migrated_db().url());
+  auto lock = NamedLock::acquire(db, o.name, wait);
+  if (!lock)
+    throw LockBusy("lock '" + o.name + "' is held by someone else" +
+                   (wait.positive() ? " (waited " + wait.str() + ")" : "") +
+                   "; try again later or pass --wait DUR");
+  ctx.debug("holding lock '" + o.name + "'");
+  return run_forwarding_signals(o.command);
+}
+
+}  // namespace
+
+void setup_lock(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<LockOptions>();
+  auto* sub = app.add_subcommand("lock", "Run a command while holding a database named lock");
+  sub->add_option("name", o->name, "Lock name")->required();
+  sub->add_option("--wait", o->wait, "Wait up to DUR for the lock (default: do not wait)");
+  sub->add_option("command", o->command, "The command to run, after --")->required();
+  sub->footer(
+      "PostgreSQL: pg_try_advisory_lock; MySQL/MariaDB: GET_LOCK; SQLite: a lock row with a\n"
+      "heartbeat. The command's exit code becomes queuectl's; exit 5 when the lock is busy.\n"
+      "Signals sent to queuectl are passed on to the command.\n"
+      "Examples:\n"
+      "  queuectl lock nightly-report -- ./make-report.sh --month 2026-11\n"
+      "  queuectl lock billing --wait 5m -- php artisan billing:run");
+  sub->callback([&ctx, o] {
+    int code = run_lock(ctx, *o);
+    if (code != 0) throw CommandExit(code);
+  });
+}
+
+}  // namespace queuectl

@@ -1,0 +1,98 @@
+// queuectl reap: return jobs whose leases expired (their workers died), for cron.
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/views.hpp"
+#include "core/errors.hpp"
+#include "db/lease_repository.hpp"
+#include "db/named_lock.hpp"
+
+namespace queuectl {
+namespace {
+
+struct ReapCliOptions {
+  std::string queue;
+  int batch = 1000;
+  bool dry_run = false;
+  bool no_lock = false;
+};
+
+Output reap_view(const ReapResult& r, DryRun dry_run) {
+  Output out;
+  out.document = {{"dry_run", dry_run == DryRun::yes},
+                  {"requeued", r.requeued.size()},
+                  {"failed", r.failed.size()},
+                  {"requeued_ids", r.requeued},
+                  {"failed_ids", r.failed},
+                  {"batches", r.batches}};
+  std::string verb = dry_run == DryRun::yes ? "would return " : "returned ";
+  out.lines.push_back(verb + std::to_string(r.requeued.size()) + " expired job(s) to ready and " +
+                      (dry_run == DryRun::yes ? "fail " : "failed ") +
+                      std::to_string(r.failed.size()) + " out of attempts");
+  auto ids = [](const std::vector<std::int64_t>& v) {
+    std::string s;
+    for (auto id : v) s += (s.empty() ? "" : " ") + std::to_string(id);
+    return s;
+  };
+  if (!r.requeued.empty()) out.lines.push_back("ready:  " + ids(r.requeued));
+  if (!r.failed.empty()) out.lines.push_back("failed: " + ids(r.failed));
+  return out;
+}
+
+void run_reap(Context& ctx, const ReapCliOptions& o) {
+  ReapOptions r;
+  if (!o.queue.empty()) {
+    validate_queue_name(o.queue);
+    r.queue = o.queue;
+  }
+  validate_positive(o.batch, "--batch");
+  if (o.batch > 100000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 100000");
+  r.batch = o.batch;
+  r.dry_run = o.dry_run ? DryRun::yes : DryRun::no;
+  Database& db = ctx.migrated_db();
+
+  // The lock lives on a connection of its own, so that the reaper's transactions never
+  // touch it; two reapers started together by cron do not both work.
+  std::unique_ptr<Database> lock_db;
+  std::unique_ptr<NamedLock> lock;
+  if (!o.no_lock && r.dry_run == DryRun::no) {
+    const std::string name = "queuectl:reap" + (r.queue ? ":" + *r.queue : std::string());
+    lock_db = std::make_unique<Database>(db.url());
+    lock = NamedLock::acquire(*lock_db, name, Duration());
+    if (!lock) {
+      ctx.note("queuectl: another reaper holds the lock " + name + "; nothing to do");
+      return;
+    }
+  }
+  auto progress = [&](const ReapResult& so_far) {
+    if (ctx.interactive_stderr())
+      *ctx.err << "\rreaped " << so_far.requeued.size() + so_far.failed.size() << " job(s) in "
+               << so_far.batches << " batch(es)" << std::flush;
+  };
+  ReapResult result = LeaseRepository(db).reap(r, progress);
+  if (ctx.interactive_stderr() && result.batches > 0) *ctx.err << "\n";
+  ctx.print(reap_view(result, r.dry_run));
+}
+
+}  // namespace
+
+void setup_reap(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<ReapCliOptions>();
+  auto* sub = app.add_subcommand("reap", "Return jobs whose leases expired (for cron)");
+  sub->add_option("queue", o->queue, "Only this queue");
+  sub->add_option("--batch", o->batch, "Jobs per transaction (default 1000)");
+  sub->add_flag("--dry-run", o->dry_run, "Show what would happen; change nothing");
+  sub->add_flag("--no-lock", o->no_lock, "Do not take the queuectl:reap named lock");
+  sub->footer(
+      "Expired jobs go back to ready with backoff, or to failed on their last attempt. Each\n"
+      "batch re-checks status and expiry, so a job acked meanwhile is never touched. While it\n"
+      "runs, reap holds the named lock queuectl:reap (queuectl:reap:QUEUE with a queue); when\n"
+      "another reaper holds it, reap says so on stderr and exits 0.\n"
+      "Examples:\n"
+      "  queuectl reap\n"
+      "  queuectl reap emails --dry-run -o json\n"
+      "  * * * * *  queuectl -q reap    (crontab: once a minute, quiet unless it fails)");
+  sub->callback([&ctx, o] { run_reap(ctx, *o); });
+}
+
+}  // namespace queuectl

@@ -1,0 +1,113 @@
+#include "db/lease_repository.hpp"
+
+#include "db/row_reader.hpp"
+
+namespace queuectl {
+namespace {
+
+using soci::use;
+
+// "All leases" for the lease filter: lock_until < now + ten years.
+constexpr long long kFarFutureMs = 10LL * 365 * 86400 * 1000;
+
+}  // namespace
+
+std::vector<Lease> LeaseRepository::leases(const LeaseFilter& f) {
+  std::vector<Lease> out;
+  db_.retrying([&] {
+    out.clear();
+    std::string queue = f.queue.value_or(""), worker = f.worker.value_or("");
+    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
+    soci::indicator worker_ind = f.worker ? soci::i_ok : soci::i_null;
+    long long within_ms = f.expired_only      ? 0
+                          : f.expiring_within ? f.expiring_within->ms()
+                                              : kFarFutureMs;
+    long long older_ms = f.older_than ? f.older_than->ms() : 0;
+    int limit = f.limit;
+    double seconds_left = 0;
+    soci::statement st(db_.session());
+    JobRowReader reader;
+    reader.bind(st);
+    st.exchange(soci::into(seconds_left));
+    st.exchange(use(queue, queue_ind, "queue"));
+    st.exchange(use(worker, worker_ind, "worker"));
+    st.exchange(use(within_ms, "within_ms"));
+    st.exchange(use(older_ms, "older_ms"));
+    st.exchange(use(limit, "limit"));
+    st.alloc();
+    st.prepare(db_.sql().list_leases);
+    st.define_and_bind();
+    for (bool got = st.execute(true); got; got = st.fetch())
+      out.push_back({reader.job(), seconds_left});
+  });
+  return out;
+}
+
+ReapResult LeaseRepository::reap(const ReapOptions& o,
+                                 const std::function<void(const ReapResult&)>& progress) {
+  ReapResult result;
+  if (o.dry_run == DryRun::yes) {
+    LeaseFilter f;
+    f.queue = o.queue;
+    f.expired_only = true;
+    f.limit = 1000000;
+    for (const Lease& l : leases(f))
+      (l.job.attempts >= l.job.max_attempts ? result.failed : result.requeued).push_back(l.job.id);
+    result.batches = 1;
+    return result;
+  }
+  const Statements& q = db_.sql();
+  while (true) {
+    std::vector<std::int64_t> requeued, failed;
+    std::size_t picked_count = 0;
+    db_.transaction([&] {
+      requeued.clear();
+      failed.clear();
+      auto& s = db_.session();
+      std::string queue = o.queue.value_or("");
+      soci::indicator queue_ind = o.queue ? soci::i_ok : soci::i_null;
+      int batch = o.batch;
+      std::vector<long long> ids(static_cast<std::size_t>(batch));
+      s << q.reap_pick, use(queue, queue_ind, "queue"), use(batch, "batch"), soci::into(ids);
+      picked_count = ids.size();
+      if (ids.empty()) return;
+      long long base_ms = o.backoff.base.ms(), cap_ms = o.backoff.cap.ms();
+      double jitter = 0.5 + 0.5 * random_unit();
+      soci::statement mark(s);
+      bind_ids(mark, ids);
+      mark.exchange(use(base_ms, "base_ms"));
+      mark.exchange(use(cap_ms, "cap_ms"));
+      mark.exchange(use(jitter, "jitter"));
+      mark.alloc();
+      mark.prepare(expand_ids(q.reap_mark, ids.size()));
+      mark.define_and_bind();
+      mark.execute(true);
+      // Read back inside the transaction: the rows we changed are still ours.
+      long long id = 0;
+      int status = 0;
+      soci::statement read(s);
+      read.exchange(soci::into(id));
+      read.exchange(soci::into(status));
+      bind_ids(read, ids);
+      read.alloc();
+      read.prepare(expand_ids(q.statuses_by_ids, ids.size()));
+      read.define_and_bind();
+      for (bool got = read.execute(true); got; got = read.fetch()) {
+        if (status == static_cast<int>(Status::ready)) requeued.push_back(id);
+        if (status == static_cast<int>(Status::failed)) failed.push_back(id);
+      }
+    });
+    if (picked_count == 0) break;
+    result.requeued.insert(result.requeued.end(), requeued.begin(), requeued.end());
+    result.failed.insert(result.failed.end(), failed.begin(), failed.end());
+    ++result.batches;
+    if (progress) progress(result);
+    // A short batch means the expired set is drained; a batch that changed nothing means
+    // every row it saw was taken meanwhile, and looping would only spin.
+    if (picked_count < static_cast<std::size_t>(o.batch) || requeued.size() + failed.size() == 0)
+      break;
+  }
+  return result;
+}
+
+}  // namespace queuectl

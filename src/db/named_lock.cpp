@@ -1,0 +1,106 @@
+#include "db/named_lock.hpp"
+
+#include <chrono>
+
+#include "core/backoff.hpp"
+
+namespace queuectl {
+namespace {
+
+// Binds only the names the dialect's statement uses (advisory locks need only :key).
+void bind_present(soci::statement& st, const std::string& sql, const char* name,
+                  std::string& value) {
+  if (sql.find(std::string(":") + name) != std::string::npos)
+    st.exchange(soci::use(value, name));
+}
+void bind_present(soci::statement& st, const std::string& sql, const char* name,
+                  long long& value) {
+  if (sql.find(std::string(":") + name) != std::string::npos)
+    st.exchange(soci::use(value, name));
+}
+
+// Runs a lock statement; returns its single integer result, or its affected rows when it
+// returns nothing.
+long long run_lock_statement(Database& db, const std::string& sql, std::string key,
+                             std::string token) {
+  long long ttl_ms = NamedLock::kRowTtl.ms();
+  long long value = 0;
+  soci::indicator ind = soci::i_null;
+  bool returns_row = !db.sql().lock_needs_heartbeat;  // row locks report affected rows
+  soci::statement st(db.session());
+  if (returns_row) st.exchange(soci::into(value, ind));
+  bind_present(st, sql, "key", key);
+  bind_present(st, sql, "token", token);
+  bind_present(st, sql, "ttl_ms", ttl_ms);
+  st.alloc();
+  st.prepare(sql);
+  st.define_and_bind();
+  st.execute(true);
+  if (returns_row) return ind == soci::i_null ? 0 : value;
+  return st.get_affected_rows();
+}
+
+}  // namespace
+
+NamedLock::NamedLock(Database& db, std::string name, std::string key, std::string token)
+    : db_(db), name_(std::move(name)), key_(std::move(key)), token_(std::move(token)) {
+  if (db_.sql().lock_needs_heartbeat) heartbeat_ = std::thread([this] { heartbeat_loop(); });
+}
+
+bool NamedLock::try_once(Database& db, const std::string& key, const std::string& token) {
+  long long got = 0;
+  db.retrying([&] { got = run_lock_statement(db, db.sql().lock_acquire, key, token); });
+  return got > 0;
+}
+
+std::unique_ptr<NamedLock> NamedLock::acquire(Database& db, const std::string& name,
+                                              Duration wait) {
+  const std::string key = db.dialect().lock_key(name);
+  const std::string token = new_lock_token();
+  auto deadline = std::chrono::steady_clock::now() + wait.chrono();
+  int attempt = 0;
+  while (true) {
+    if (try_once(db, key, token))
+      return std::unique_ptr<NamedLock>(new NamedLock(db, name, key, token));
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return nullptr;
+    // Poll with a growing, jittered pause: 50ms up to 1s.
+    auto pause = std::chrono::milliseconds(
+        static_cast<long>(std::min(1000.0, 50.0 * (1 << std::min(attempt++, 5))) *
+                          (0.5 + 0.5 * random_unit())));
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+  }
+}
+
+void NamedLock::heartbeat_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_) {
+    stop_cv_.wait_for(lock, kRowTtl.chrono() / 3, [this] { return stop_; });
+    if (stop_) break;
+    try {
+      long long changed = 0;
+      db_.retrying([&] { changed = run_lock_statement(db_, db_.sql().lock_refresh, key_, token_); });
+      if (changed == 0) held_ = false;
+    } catch (...) {
+      // A failed heartbeat is retried at the next beat; the row outlives a few misses.
+    }
+  }
+}
+
+NamedLock::~NamedLock() {
+  if (heartbeat_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    heartbeat_.join();
+  }
+  try {
+    run_lock_statement(db_, db_.sql().lock_release, key_, token_);
+  } catch (...) {
+    // The session ending (servers) or the row expiring (SQLite) frees it anyway.
+  }
+}
+
+}  // namespace queuectl

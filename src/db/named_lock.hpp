@@ -1,0 +1,50 @@
+// Database named locks that keep cron runs from overlapping: pg_try_advisory_lock on
+// PostgreSQL, GET_LOCK on MySQL/MariaDB (both held by the session, so they come free when
+// the connection dies), and on SQLite a lock row that expires unless a heartbeat keeps it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/duration.hpp"
+#include "db/database.hpp"
+
+namespace queuectl {
+
+class NamedLock {
+ public:
+  // Tries to take `name` on `db`, which should be a connection of its own, retrying until
+  // `wait` has passed. Returns nullptr when someone else still holds it.
+  static std::unique_ptr<NamedLock> acquire(Database& db, const std::string& name, Duration wait);
+
+  // Releases the lock (and stops the heartbeat).
+  ~NamedLock();
+  NamedLock(const NamedLock&) = delete;
+  NamedLock& operator=(const NamedLock&) = delete;
+
+  const std::string& name() const { return name_; }
+  // False once a heartbeat found the lock row gone (SQLite only: it expired or was taken).
+  bool held() const { return held_; }
+
+  // How long a SQLite lock row lives without a heartbeat.
+  static constexpr Duration kRowTtl = Duration::seconds(30);
+
+ private:
+  NamedLock(Database& db, std::string name, std::string key, std::string token);
+  static bool try_once(Database& db, const std::string& key, const std::string& token);
+  void heartbeat_loop();
+
+  Database& db_;
+  std::string name_, key_, token_;
+  std::atomic<bool> held_{true};
+  std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread heartbeat_;
+};
+
+}  // namespace queuectl
