@@ -22,8 +22,14 @@ const CommandEntry kCommands[] = {
     {"Inspecting", setup_list},
     {"Inspecting", setup_stats},
     {"Inspecting", setup_leases},
+    {"Operating", setup_retry},
+    {"Operating", setup_cancel},
+    {"Operating", setup_purge},
+    {"Operating", setup_pause},
+    {"Operating", setup_resume},
     {"Operating", setup_reap},
     {"Operating", setup_lock},
+    {"", setup_complete},
 };
 
 }  // namespace

@@ -26,6 +26,13 @@ void setup_leases(CLI::App& app, Context& ctx);
 // Operating
 void setup_reap(CLI::App& app, Context& ctx);
 void setup_lock(CLI::App& app, Context& ctx);
+void setup_retry(CLI::App& app, Context& ctx);
+void setup_cancel(CLI::App& app, Context& ctx);
+void setup_purge(CLI::App& app, Context& ctx);
+void setup_pause(CLI::App& app, Context& ctx);
+void setup_resume(CLI::App& app, Context& ctx);
+// Hidden: feeds the shell completions.
+void setup_complete(CLI::App& app, Context& ctx);
 
 // Adds every command to `app`.
 void register_commands(CLI::App& app, Context& ctx);

@@ -1,0 +1,42 @@
+#include "cli/id_outcome.hpp"
+
+#include "core/errors.hpp"
+#include "core/validate.hpp"
+
+namespace queuectl {
+
+std::vector<std::int64_t> parse_job_ids(const std::vector<std::string>& args) {
+  std::vector<std::int64_t> ids;
+  for (const auto& a : args) ids.push_back(parse_job_id(a));
+  if (ids.empty()) throw UsageError("no job ids given");
+  if (ids.size() > 10000) throw UsageError("at most 10000 job ids at once");
+  return ids;
+}
+
+void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,
+                    const std::string& hint) {
+  Output out;
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const auto& [id, status] : outcome.skipped)
+    skipped.push_back({{"id", id}, {"status", std::string(status_name(status))}});
+  out.document = {{verb, outcome.changed}, {"not_found", outcome.not_found}, {"skipped", skipped}};
+  std::string ids;
+  for (auto id : outcome.changed) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+  out.lines.push_back(verb + " " + std::to_string(outcome.changed.size()) + " job(s)" +
+                      (ids.empty() ? "" : ": " + ids));
+  ctx.print(out);
+  if (!outcome.skipped.empty()) {
+    std::string list;
+    for (const auto& [id, status] : outcome.skipped)
+      list += (list.empty() ? "" : ", ") + std::to_string(id) + " (" +
+              std::string(status_name(status)) + ")";
+    throw Error("not " + verb + ": " + list + "; " + hint);
+  }
+  if (!outcome.not_found.empty()) {
+    std::string list;
+    for (auto id : outcome.not_found) list += (list.empty() ? "" : ", ") + std::to_string(id);
+    throw NotFound("no such job: " + list);
+  }
+}
+
+}  // namespace queuectl

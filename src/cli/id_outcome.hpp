@@ -1,0 +1,20 @@
+// Shared by retry and cancel: parsing id lists and reporting what happened to each id.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/context.hpp"
+#include "db/admin_repository.hpp"
+
+namespace queuectl {
+
+// Parses every argument as a job id; throws UsageError at the first bad one.
+std::vector<std::int64_t> parse_job_ids(const std::vector<std::string>& args);
+
+// Prints the outcome (`verb` e.g. "retried"), then throws NotFound when some ids do not
+// exist, or an Error naming the ids whose status did not allow the change and `hint`.
+void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,
+                    const std::string& hint);
+
+}  // namespace queuectl

@@ -1,0 +1,156 @@
+#include "db/admin_repository.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "db/row_reader.hpp"
+
+namespace queuectl {
+namespace {
+
+using soci::use;
+
+int status_mask(const std::vector<Status>& statuses) {
+  int mask = 0;
+  for (Status s : statuses) mask |= 1 << static_cast<int>(s);
+  return mask;
+}
+
+// Reads id -> status for `ids` with the dialect's statuses_by_ids.
+std::map<std::int64_t, Status> statuses_of(Database& db, std::vector<long long>& ids) {
+  std::map<std::int64_t, Status> out;
+  long long id = 0;
+  int status = 0;
+  soci::statement st(db.session());
+  st.exchange(soci::into(id));
+  st.exchange(soci::into(status));
+  bind_ids(st, ids);
+  st.alloc();
+  st.prepare(expand_ids(db.sql().statuses_by_ids, ids.size()));
+  st.define_and_bind();
+  for (bool got = st.execute(true); got; got = st.fetch()) out[id] = static_cast<Status>(status);
+  return out;
+}
+
+}  // namespace
+
+IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids, const std::string& sql,
+                                      const std::vector<Status>& allowed) {
+  IdOutcome outcome;
+  db_.transaction([&] {
+    outcome = {};
+    std::vector<long long> bound(ids.begin(), ids.end());
+    auto before = statuses_of(db_, bound);
+    std::vector<long long> eligible;
+    for (std::int64_t id : ids) {
+      auto it = before.find(id);
+      if (it == before.end()) {
+        outcome.not_found.push_back(id);
+      } else if (std::find(allowed.begin(), allowed.end(), it->second) == allowed.end()) {
+        outcome.skipped.push_back({id, it->second});
+      } else {
+        eligible.push_back(id);
+      }
+    }
+    if (eligible.empty()) return;
+    execute_on_ids(db_.session(), sql, eligible);
+    // The UPDATE re-checks the status itself; read back which rows it really changed.
+    auto after = statuses_of(db_, eligible);
+    for (long long id : eligible) {
+      if (after[id] != before[id]) outcome.changed.push_back(id);
+      else outcome.skipped.push_back({id, after[id]});
+    }
+  });
+  return outcome;
+}
+
+IdOutcome AdminRepository::retry(const std::vector<std::int64_t>& ids) {
+  return change_ids(ids, db_.sql().retry_ids, {Status::failed, Status::canceled});
+}
+
+IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
+  if (force == Force::yes)
+    return change_ids(ids, db_.sql().cancel_ids_force, {Status::ready, Status::processing});
+  return change_ids(ids, db_.sql().cancel_ids, {Status::ready});
+}
+
+std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f,
+                                                      std::int64_t after) {
+  std::vector<long long> ids(static_cast<std::size_t>(f.batch));
+  db_.retrying([&] {
+    ids.resize(static_cast<std::size_t>(f.batch));
+    std::string queue = f.queue.value_or("");
+    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
+    int mask = status_mask(f.statuses);
+    long long older_ms = f.older_than.ms(), after_id = after;
+    int batch = f.batch;
+    db_.session() << db_.sql().finished_pick, use(queue, queue_ind, "queue"),
+        use(mask, "status_mask"), use(older_ms, "older_ms"), use(after_id, "after"),
+        use(batch, "batch"), soci::into(ids);
+  });
+  return ids;
+}
+
+std::vector<std::int64_t> AdminRepository::retry_matching(const FinishedFilter& f) {
+  std::vector<std::int64_t> retried;
+  std::int64_t after = 0;
+  while (true) {
+    auto ids = pick_finished(f, after);
+    if (ids.empty()) break;
+    after = ids.back();
+    auto outcome = retry(std::vector<std::int64_t>(ids.begin(), ids.end()));
+    retried.insert(retried.end(), outcome.changed.begin(), outcome.changed.end());
+    if (ids.size() < static_cast<std::size_t>(f.batch)) break;
+  }
+  return retried;
+}
+
+std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
+                                     const std::function<void(std::int64_t)>& progress) {
+  std::int64_t total = 0, after = 0;
+  while (true) {
+    auto ids = pick_finished(f, after);
+    if (ids.empty()) break;
+    after = ids.back();
+    if (dry_run == DryRun::yes) {
+      total += static_cast<std::int64_t>(ids.size());
+    } else {
+      // One short transaction per batch: no long lock, however many rows go.
+      db_.transaction([&] { total += execute_on_ids(db_.session(), db_.sql().delete_ids, ids); });
+    }
+    if (progress) progress(total);
+    if (ids.size() < static_cast<std::size_t>(f.batch)) break;
+  }
+  return total;
+}
+
+void AdminRepository::pause(const std::string& queue) {
+  db_.transaction([&] {
+    std::string q = queue;
+    db_.session() << db_.sql().pause_queue, use(q, "queue");
+  });
+}
+
+bool AdminRepository::resume(const std::string& queue) {
+  long long changed = 0;
+  db_.transaction([&] {
+    std::string q = queue;
+    soci::statement st = (db_.session().prepare << db_.sql().resume_queue, use(q, "queue"));
+    st.execute(true);
+    changed = st.get_affected_rows();
+  });
+  return changed > 0;
+}
+
+std::vector<std::string> AdminRepository::queue_names() {
+  std::vector<std::string> names;
+  db_.retrying([&] {
+    names.clear();
+    std::string name;
+    soci::statement st = (db_.session().prepare << db_.sql().queue_names, soci::into(name));
+    for (bool got = st.execute(true); got; got = st.fetch()) names.push_back(name);
+  });
+  return names;
+}
+
+}  // namespace queuectl

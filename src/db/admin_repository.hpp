@@ -1,0 +1,65 @@
+// Operating a queue: requeue failed jobs, cancel, purge old rows, pause and resume.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/duration.hpp"
+#include "core/job.hpp"
+#include "db/database.hpp"
+#include "db/lease_repository.hpp"
+
+namespace queuectl {
+
+// What happened to each id of a retry or cancel.
+struct IdOutcome {
+  std::vector<std::int64_t> changed;
+  std::vector<std::int64_t> not_found;
+  // Ids whose status did not allow the change, with the status they had.
+  std::vector<std::pair<std::int64_t, Status>> skipped;
+};
+
+struct FinishedFilter {
+  std::optional<std::string> queue;
+  std::vector<Status> statuses;  // among done, failed, canceled
+  Duration older_than;           // finished_at < now - older_than
+  int batch = 1000;
+};
+
+enum class Force { no, yes };
+
+class AdminRepository {
+ public:
+  explicit AdminRepository(Database& db) : db_(db) {}
+
+  // FAILED or CANCELED jobs back to READY now, attempts reset.
+  IdOutcome retry(const std::vector<std::int64_t>& ids);
+  // Every job matching the filter back to READY, a batch at a time; returns their ids.
+  std::vector<std::int64_t> retry_matching(const FinishedFilter& filter);
+  // READY jobs to CANCELED; with Force::yes PROCESSING ones too (their holders' acks
+  // then fail with lease lost).
+  IdOutcome cancel(const std::vector<std::int64_t>& ids, Force force);
+  // Deletes finished jobs matching the filter in primary-key batches, each its own short
+  // transaction; DryRun::yes only counts. `progress` gets the running count.
+  std::int64_t purge(const FinishedFilter& filter, DryRun dry_run,
+                     const std::function<void(std::int64_t)>& progress = {});
+  void pause(const std::string& queue);
+  // Returns false when the queue was not paused.
+  bool resume(const std::string& queue);
+  // Every queue with jobs or settings, for completions.
+  std::vector<std::string> queue_names();
+
+ private:
+  // Ids of finished jobs matching `filter` after `after`, at most filter.batch.
+  std::vector<long long> pick_finished(const FinishedFilter& filter, std::int64_t after);
+  // Applies a "{ids}" statement to ids whose current status is in `allowed`.
+  IdOutcome change_ids(const std::vector<std::int64_t>& ids, const std::string& sql,
+                       const std::vector<Status>& allowed);
+
+  Database& db_;
+};
+
+}  // namespace queuectl
