@@ -64,8 +64,9 @@ Output run_ack(Context& ctx, const AckOptions& o) {
     for (auto id : lost)
       ctx.note("queuectl: error: lease lost on job " + std::to_string(id) + ": not acked");
     ctx.print(out);
-    if (!lost.empty()) throw LeaseLost(std::to_string(lost.size()) + " of " +
-                                       std::to_string(items.size()) + " acks lost their lease");
+    if (!lost.empty())
+      throw LeaseLost(std::to_string(lost.size()) + " of " + std::to_string(items.size()) +
+                      " acks lost their lease");
     return {};
   }
   if (o.id.empty()) throw UsageError("ack needs a job ID and --token (or --from FILE)");

@@ -22,7 +22,8 @@ void setup_cancel(CLI::App& app, Context& ctx) {
       "  queuectl cancel 42 43 --force");
   sub->callback([&ctx, o] {
     auto ids = parse_job_ids(o->ids);
-    auto outcome = AdminRepository(ctx.migrated_db()).cancel(ids, o->force ? Force::yes : Force::no);
+    auto outcome =
+        AdminRepository(ctx.migrated_db()).cancel(ids, o->force ? Force::yes : Force::no);
     report_outcome(ctx, outcome, "canceled",
                    o->force ? "only ready or processing jobs can be canceled"
                             : "only ready jobs can be canceled (processing ones with --force)");

@@ -68,15 +68,24 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
         if (!value.is_number_integer()) throw UsageError("\"" + key + "\" must be an integer");
         return value.get<long long>();
       };
-      if (key == "queue") one.queue = text();
-      else if (key == "payload") one.payload = value.dump();
-      else if (key == "priority") one.priority = static_cast<int>(integer());
-      else if (key == "delay") one.delay = value.is_number() ? value.dump() : text();
-      else if (key == "run_at") one.run_at = text();
-      else if (key == "max_attempts") one.max_attempts = static_cast<int>(integer());
-      else if (key == "dedupe_key") one.dedupe_key = text();
-      else if (key == "group_key") one.group_key = text();
-      else throw UsageError("unknown field \"" + key + "\"");
+      if (key == "queue")
+        one.queue = text();
+      else if (key == "payload")
+        one.payload = value.dump();
+      else if (key == "priority")
+        one.priority = static_cast<int>(integer());
+      else if (key == "delay")
+        one.delay = value.is_number() ? value.dump() : text();
+      else if (key == "run_at")
+        one.run_at = text();
+      else if (key == "max_attempts")
+        one.max_attempts = static_cast<int>(integer());
+      else if (key == "dedupe_key")
+        one.dedupe_key = text();
+      else if (key == "group_key")
+        one.group_key = text();
+      else
+        throw UsageError("unknown field \"" + key + "\"");
     }
     if (one.queue.empty()) throw UsageError("no \"queue\" (give one per line, or QUEUE)");
     return job_from_options(one, max_payload);
@@ -98,10 +107,10 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
   BulkEnqueueResult r = repo.enqueue_many(jobs);
   Output out = object_view({{"enqueued", r.enqueued}, {"duplicates", r.duplicates}});
   out.table.reset();
-  out.lines.push_back("enqueued " + std::to_string(r.enqueued) + " job(s)" +
-                      (r.duplicates ? ", skipped " + std::to_string(r.duplicates) +
-                                          " duplicate(s) by dedupe key"
-                                    : ""));
+  out.lines.push_back(
+      "enqueued " + std::to_string(r.enqueued) + " job(s)" +
+      (r.duplicates ? ", skipped " + std::to_string(r.duplicates) + " duplicate(s) by dedupe key"
+                    : ""));
   return out;
 }
 
@@ -112,8 +121,8 @@ Output run_enqueue(Context& ctx, const EnqueueOptions& o) {
   JobRepository repo(ctx.migrated_db());
   EnqueueResult r = repo.enqueue(job);
   if (r.duplicate)
-    ctx.note("job " + std::to_string(r.job.id) + " already holds dedupe key '" +
-             *job.dedupe_key + "' in queue " + job.queue + "; nothing enqueued");
+    ctx.note("job " + std::to_string(r.job.id) + " already holds dedupe key '" + *job.dedupe_key +
+             "' in queue " + job.queue + "; nothing enqueued");
   Output out = job_view(r.job);
   out.document["deduplicated"] = r.duplicate;
   out.items = nlohmann::ordered_json::array({out.document});

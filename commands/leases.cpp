@@ -58,8 +58,8 @@ Output leases_view(const std::vector<Lease>& leases) {
     // Per worker: a worker whose leases all expired has most likely died.
     Table summary{{"WORKER", "LEASES", "EXPIRED", "SOONEST"}, {}};
     for (const auto& [name, w] : workers)
-      summary.rows.push_back({name, std::to_string(w.held), std::to_string(w.expired),
-                              seconds_text(w.least_left)});
+      summary.rows.push_back(
+          {name, std::to_string(w.held), std::to_string(w.expired), seconds_text(w.least_left)});
     out.lines.push_back("");
     std::string rendered = render_table(summary);
     if (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();

@@ -20,7 +20,8 @@ struct LockOptions {
 int run_lock(Context& ctx, const LockOptions& o) {
   if (o.name.empty() || o.name.size() > 255)
     throw UsageError("invalid lock name '" + o.name.substr(0, 40) + "': use 1 to 255 characters");
-  if (o.command.empty()) throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
+  if (o.command.empty())
+    throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
   Duration wait = duration_option(o.wait, "--wait", Duration());
   if (wait.ms() < 0) throw UsageError("--wait must not be negative");
   // A connection of its own, held for the whole run: if queuectl dies, the server ends

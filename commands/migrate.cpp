@@ -29,7 +29,8 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
   Migrator migrator(ctx.db());
   if (o.status) return migrations_view(migrator.status(), false);
   auto applied = migrator.apply();
-  if (applied.empty()) ctx.note("schema of " + ctx.db().url().redacted() + " is up to date");
+  if (applied.empty())
+    ctx.note("schema of " + ctx.db().url().redacted() + " is up to date");
   else
     ctx.note("applied " + std::to_string(applied.size()) + " migration(s) to " +
              ctx.db().url().redacted());

@@ -38,7 +38,8 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
   DryRun dry = o.dry_run ? DryRun::yes : DryRun::no;
   bool tty = ctx.interactive_stderr();
   auto progress = [&](std::int64_t n) {
-    if (tty) *ctx.err << "\r" << (o.dry_run ? "counted " : "purged ") << n << " job(s)" << std::flush;
+    if (tty)
+      *ctx.err << "\r" << (o.dry_run ? "counted " : "purged ") << n << " job(s)" << std::flush;
   };
   std::int64_t n = AdminRepository(ctx.migrated_db()).purge(f, dry, progress);
   if (tty && n > 0) *ctx.err << "\n";

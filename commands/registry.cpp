@@ -11,25 +11,13 @@ struct CommandEntry {
 };
 
 const CommandEntry kCommands[] = {
-    {"Schema", setup_migrate},
-    {"Producing", setup_enqueue},
-    {"Consuming", setup_claim},
-    {"Consuming", setup_ack},
-    {"Consuming", setup_fail},
-    {"Consuming", setup_extend},
-    {"Consuming", setup_release},
-    {"Inspecting", setup_show},
-    {"Inspecting", setup_list},
-    {"Inspecting", setup_stats},
-    {"Inspecting", setup_leases},
-    {"Operating", setup_retry},
-    {"Operating", setup_cancel},
-    {"Operating", setup_purge},
-    {"Operating", setup_pause},
-    {"Operating", setup_resume},
-    {"Operating", setup_reap},
-    {"Operating", setup_lock},
-    {"", setup_complete},
+    {"Schema", setup_migrate},    {"Producing", setup_enqueue}, {"Consuming", setup_claim},
+    {"Consuming", setup_ack},     {"Consuming", setup_fail},    {"Consuming", setup_extend},
+    {"Consuming", setup_release}, {"Consuming", setup_work},    {"Inspecting", setup_show},
+    {"Inspecting", setup_list},   {"Inspecting", setup_stats},  {"Inspecting", setup_leases},
+    {"Operating", setup_retry},   {"Operating", setup_cancel},  {"Operating", setup_purge},
+    {"Operating", setup_pause},   {"Operating", setup_resume},  {"Operating", setup_reap},
+    {"Operating", setup_lock},    {"", setup_complete},
 };
 
 }  // namespace

@@ -28,13 +28,14 @@ void run_retry(Context& ctx, const RetryOptions& o) {
     FinishedFilter f;
     validate_queue_name(o.args[0]);
     f.queue = o.args[0];
-    f.statuses = o.status.empty() ? std::vector<Status>{Status::failed}
-                                  : parse_status_list(o.status);
+    f.statuses =
+        o.status.empty() ? std::vector<Status>{Status::failed} : parse_status_list(o.status);
     for (Status s : f.statuses)
       if (s != Status::failed && s != Status::canceled)
         throw UsageError("retry takes --status failed or canceled, not " +
                          std::string(status_name(s)));
-    f.older_than = o.older_than.empty() ? Duration() : Duration::parse(o.older_than, "--older-than");
+    f.older_than =
+        o.older_than.empty() ? Duration() : Duration::parse(o.older_than, "--older-than");
     if (f.older_than.ms() < 0) throw UsageError("--older-than must not be negative");
     auto ids = AdminRepository(ctx.migrated_db()).retry_matching(f);
     report_outcome(ctx, IdOutcome{ids, {}, {}}, "retried", "");

@@ -4,4 +4,6 @@
 
 #include "cli/app.hpp"
 
-int main(int argc, char** argv) { return queuectl::run_cli(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return queuectl::run_cli(argc, argv, std::cout, std::cerr);
+}

@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <soci/soci.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "core/errors.hpp"

@@ -18,6 +18,7 @@ void setup_ack(CLI::App& app, Context& ctx);
 void setup_fail(CLI::App& app, Context& ctx);
 void setup_extend(CLI::App& app, Context& ctx);
 void setup_release(CLI::App& app, Context& ctx);
+void setup_work(CLI::App& app, Context& ctx);
 // Inspecting
 void setup_show(CLI::App& app, Context& ctx);
 void setup_list(CLI::App& app, Context& ctx);

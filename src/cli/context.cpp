@@ -6,7 +6,9 @@
 
 namespace queuectl {
 
-DbUrl Context::url() const { return resolve_db_url({options.db, options.password_file}); }
+DbUrl Context::url() const {
+  return resolve_db_url({options.db, options.password_file});
+}
 
 Database& Context::db() {
   if (!db_) db_ = std::make_unique<Database>(url());
@@ -22,7 +24,9 @@ Database& Context::migrated_db() {
   return database;
 }
 
-void Context::print(const Output& out) const { print_output(*this->out, out, format()); }
+void Context::print(const Output& out) const {
+  print_output(*this->out, out, format());
+}
 
 void Context::note(const std::string& line) const {
   if (!options.quiet) *err << line << "\n";
@@ -32,6 +36,8 @@ void Context::debug(const std::string& line) const {
   if (options.verbose > 0 && !options.quiet) *err << "queuectl: " << line << "\n";
 }
 
-bool Context::interactive_stderr() const { return !options.quiet && isatty(STDERR_FILENO); }
+bool Context::interactive_stderr() const {
+  return !options.quiet && isatty(STDERR_FILENO);
+}
 
 }  // namespace queuectl

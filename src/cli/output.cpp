@@ -7,12 +7,17 @@
 
 namespace queuectl {
 
+namespace {
+constexpr auto kReplace = nlohmann::ordered_json::error_handler_t::replace;
+}  // namespace
+
 Format parse_format(const std::string& text) {
   if (text == "table") return Format::table;
   if (text == "json") return Format::json;
   if (text == "ndjson") return Format::ndjson;
   if (text == "prometheus") return Format::prometheus;
-  throw UsageError("unknown output format '" + text + "': expected table, json or ndjson");
+  throw UsageError("unknown output format '" + text +
+                   "': expected table, json, ndjson or prometheus");
 }
 
 std::string render_table(const Table& table) {
@@ -39,18 +44,18 @@ std::string render_table(const Table& table) {
 void print_output(std::ostream& stream, const Output& out, Format format) {
   switch (format) {
     case Format::json:
-      stream << out.document.dump(2) << "\n";
+      // Invalid UTF-8 (a worker's stderr, say) is replaced, never a reason to fail.
+      stream << out.document.dump(2, ' ', false, kReplace) << "\n";
       break;
     case Format::ndjson:
       if (out.items) {
-        for (const auto& item : *out.items) stream << item.dump() << "\n";
+        for (const auto& item : *out.items) stream << item.dump(-1, ' ', false, kReplace) << "\n";
       } else {
-        stream << out.document.dump() << "\n";
+        stream << out.document.dump(-1, ' ', false, kReplace) << "\n";
       }
       break;
     case Format::prometheus:
-      if (!out.prometheus)
-        throw UsageError("-o prometheus is only available for `stats`");
+      if (!out.prometheus) throw UsageError("-o prometheus is only available for `stats`");
       stream << *out.prometheus;
       break;
     case Format::table:

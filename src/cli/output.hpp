@@ -22,11 +22,11 @@ struct Table {
 };
 
 struct Output {
-  nlohmann::ordered_json document;                  // -o json, and -o ndjson when `items` is unset
-  std::optional<nlohmann::ordered_json> items;      // -o ndjson: one element a line
-  std::optional<Table> table;               // -o table
-  std::vector<std::string> lines;           // -o table: plain lines after the table
-  std::optional<std::string> prometheus;    // -o prometheus, where the command supports it
+  nlohmann::ordered_json document;              // -o json, and -o ndjson when `items` is unset
+  std::optional<nlohmann::ordered_json> items;  // -o ndjson: one element a line
+  std::optional<Table> table;                   // -o table
+  std::vector<std::string> lines;               // -o table: plain lines after the table
+  std::optional<std::string> prometheus;        // -o prometheus, where the command supports it
 };
 
 // Writes `out` in `format` to `stream`. Throws UsageError when the command has no such view.

@@ -14,10 +14,15 @@ nlohmann::ordered_json opt(const std::optional<std::string>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
+// One table cell: null as "-", line breaks shown as \n so that rows stay rows.
 std::string cell(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+  std::string s = v.is_string()
+                      ? v.get<std::string>()
+                      : v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string out;
+  for (char c : s) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
 }
 
 std::string shorten(std::string s, std::size_t n) {
@@ -57,10 +62,10 @@ Output job_view(const Job& job) {
   out.items = nlohmann::ordered_json::array({out.document});
   // items() of an object iterates in key order; keep the column order of the schema.
   Table ordered{{"FIELD", "VALUE"}, {}};
-  for (const char* key : {"id", "queue", "status", "priority", "run_at", "attempts",
-                          "max_attempts", "payload", "result", "last_error", "locked_by",
-                          "lock_token", "locked_at", "lock_until", "dedupe_key", "group_key",
-                          "created_at", "updated_at", "finished_at"})
+  for (const char* key :
+       {"id", "queue", "status", "priority", "run_at", "attempts", "max_attempts", "payload",
+        "result", "last_error", "locked_by", "lock_token", "locked_at", "lock_until", "dedupe_key",
+        "group_key", "created_at", "updated_at", "finished_at"})
     ordered.rows.push_back({key, cell(out.document[key])});
   out.table = ordered;
   return out;
@@ -91,8 +96,9 @@ Output stats_view(const std::vector<QueueStats>& stats) {
            "PAUSED", "OLDEST_READY"},
           {}};
   for (const QueueStats& s : stats) {
-    nlohmann::ordered_json age = s.oldest_ready_age_seconds ? nlohmann::ordered_json(*s.oldest_ready_age_seconds)
-                                                    : nlohmann::ordered_json(nullptr);
+    nlohmann::ordered_json age = s.oldest_ready_age_seconds
+                                     ? nlohmann::ordered_json(*s.oldest_ready_age_seconds)
+                                     : nlohmann::ordered_json(nullptr);
     out.document.push_back({{"queue", s.queue},
                             {"ready", s.ready},
                             {"scheduled", s.scheduled},
@@ -121,11 +127,12 @@ Output migrations_view(const std::vector<MigrationState>& states, bool applied_n
   out.document = nlohmann::ordered_json::array();
   Table t{{"VERSION", "NAME", "STATE", "APPLIED_AT"}, {}};
   for (const auto& s : states) {
-    out.document.push_back({{"version", s.version},
-                            {"name", s.name},
-                            {"applied", s.applied},
-                            {"applied_at", s.applied_at.empty() ? nlohmann::ordered_json(nullptr)
-                                                                : nlohmann::ordered_json(s.applied_at)}});
+    out.document.push_back(
+        {{"version", s.version},
+         {"name", s.name},
+         {"applied", s.applied},
+         {"applied_at", s.applied_at.empty() ? nlohmann::ordered_json(nullptr)
+                                             : nlohmann::ordered_json(s.applied_at)}});
     t.rows.push_back({std::to_string(s.version), s.name,
                       applied_now ? "applied now" : (s.applied ? "applied" : "pending"),
                       s.applied_at.empty() ? "-" : s.applied_at});

@@ -43,8 +43,8 @@ std::string new_lock_token() {
   w[1] = (w[1] & 0xffff0fffu) | 0x00004000u;  // version 4
   w[2] = (w[2] & 0x3fffffffu) | 0x80000000u;  // variant 10
   char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%04x%08x", w[0], w[1] >> 16,
-                w[1] & 0xffffu, w[2] >> 16, w[2] & 0xffffu, w[3]);
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%04x%08x", w[0], w[1] >> 16, w[1] & 0xffffu,
+                w[2] >> 16, w[2] & 0xffffu, w[3]);
   return buf;
 }
 

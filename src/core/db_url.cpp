@@ -9,7 +9,9 @@
 namespace queuectl {
 namespace {
 
-UsageError bad_url(const std::string& why) { return UsageError("invalid database URL: " + why); }
+UsageError bad_url(const std::string& why) {
+  return UsageError("invalid database URL: " + why);
+}
 
 std::string percent_decode(std::string_view s) {
   std::string out;
@@ -38,17 +40,8 @@ std::string quoted(const std::string& v) {
 }
 
 void parse_server_url(std::string_view rest, DbUrl& url) {
-  // rest: [user[:pass]@]host[:port][/db][?k=v&k=v]
-  std::string_view query;
-  if (auto q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-  }
-  std::string_view path;
-  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-    path = rest.substr(slash + 1);
-    rest = rest.substr(0, slash);
-  }
+  // rest: [user[:pass]@]host[:port][/db][?k=v&k=v]. The userinfo ends at the last '@', so
+  // that a password with an unescaped '/' or '?' is never mistaken for a path or query.
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
     std::string_view userinfo = rest.substr(0, at);
     rest = rest.substr(at + 1);
@@ -58,6 +51,16 @@ void parse_server_url(std::string_view rest, DbUrl& url) {
     } else {
       url.user = percent_decode(userinfo);
     }
+  }
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view path;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
   }
   std::string_view hostport = rest;
   if (!hostport.empty() && hostport.front() == '[') {  // [::1]:5432
@@ -97,9 +100,12 @@ void parse_server_url(std::string_view rest, DbUrl& url) {
 
 std::string_view backend_name(Backend b) {
   switch (b) {
-    case Backend::sqlite: return "sqlite";
-    case Backend::postgresql: return "postgresql";
-    case Backend::mysql: return "mysql";
+    case Backend::sqlite:
+      return "sqlite";
+    case Backend::postgresql:
+      return "postgresql";
+    case Backend::mysql:
+      return "mysql";
   }
   return "?";
 }
@@ -124,7 +130,8 @@ DbUrl DbUrl::parse(std::string_view text) {
     url.backend = Backend::mysql;
     rest = text.substr(text.find("://") + 3);
   } else {
-    throw bad_url("unknown scheme: expected postgresql://, postgres://, mysql://, mariadb:// or sqlite:");
+    throw bad_url(
+        "unknown scheme: expected postgresql://, postgres://, mysql://, mariadb:// or sqlite:");
   }
   parse_server_url(rest, url);
   bool socket = url.params.count(url.backend == Backend::postgresql ? "host" : "socket") > 0;
@@ -159,7 +166,8 @@ std::string DbUrl::soci_connect_string() const {
   };
   switch (backend) {
     case Backend::sqlite:
-      return "db=" + database + " timeout=10";
+      // SOCI's sqlite3 backend splits at spaces unless the value is double-quoted.
+      return "db=\"" + database + "\" timeout=10";
     case Backend::postgresql:
       if (!host.empty()) add("host", host);
       if (port) add("port", std::to_string(port));

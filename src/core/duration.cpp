@@ -35,8 +35,8 @@ Duration Duration::parse(std::string_view text, std::string_view what) {
   while (i < text.size()) {
     std::size_t start = i;
     bool dot = false;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
-                               (text[i] == '.' && !dot))) {
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !dot))) {
       if (text[i] == '.') dot = true;
       ++i;
     }

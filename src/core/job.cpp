@@ -8,18 +8,23 @@ namespace queuectl {
 
 std::string_view status_name(Status s) {
   switch (s) {
-    case Status::ready: return "ready";
-    case Status::processing: return "processing";
-    case Status::done: return "done";
-    case Status::failed: return "failed";
-    case Status::canceled: return "canceled";
+    case Status::ready:
+      return "ready";
+    case Status::processing:
+      return "processing";
+    case Status::done:
+      return "done";
+    case Status::failed:
+      return "failed";
+    case Status::canceled:
+      return "canceled";
   }
   return "unknown";
 }
 
 Status parse_status(std::string_view name) {
-  for (Status s : {Status::ready, Status::processing, Status::done, Status::failed,
-                   Status::canceled}) {
+  for (Status s :
+       {Status::ready, Status::processing, Status::done, Status::failed, Status::canceled}) {
     if (status_name(s) == name) return s;
   }
   if (name == "cancelled") return Status::canceled;

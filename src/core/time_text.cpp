@@ -1,9 +1,9 @@
 #include "core/time_text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <ctime>
-#include <algorithm>
 #include <regex>
 
 #include "core/errors.hpp"

@@ -1,6 +1,7 @@
 #include "core/validate.hpp"
 
 #include <cctype>
+#include <charconv>
 
 #include <nlohmann/json.hpp>
 
@@ -51,9 +52,13 @@ void validate_key(std::string_view key, std::string_view what) {
 }
 
 std::int64_t parse_job_id(std::string_view text) {
-  bool ok = !text.empty() && text.size() <= 19;
+  bool ok = !text.empty();
   for (unsigned char c : text) ok = ok && std::isdigit(c);
-  std::int64_t id = ok ? std::stoll(std::string(text)) : 0;
+  std::int64_t id = 0;
+  if (ok) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    ok = ec == std::errc() && end == text.data() + text.size();
+  }
   if (!ok || id <= 0)
     throw UsageError("invalid job id '" + shown(text) + "': expected a positive integer");
   return id;

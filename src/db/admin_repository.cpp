@@ -57,8 +57,10 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids, cons
     // The UPDATE re-checks the status itself; read back which rows it really changed.
     auto after = statuses_of(db_, eligible);
     for (long long id : eligible) {
-      if (after[id] != before[id]) outcome.changed.push_back(id);
-      else outcome.skipped.push_back({id, after[id]});
+      if (after[id] != before[id])
+        outcome.changed.push_back(id);
+      else
+        outcome.skipped.push_back({id, after[id]});
     }
   });
   return outcome;
@@ -74,8 +76,7 @@ IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force fo
   return change_ids(ids, db_.sql().cancel_ids, {Status::ready});
 }
 
-std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f,
-                                                      std::int64_t after) {
+std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f, std::int64_t after) {
   std::vector<long long> ids(static_cast<std::size_t>(f.batch));
   db_.retrying([&] {
     ids.resize(static_cast<std::size_t>(f.batch));
@@ -106,7 +107,7 @@ std::vector<std::int64_t> AdminRepository::retry_matching(const FinishedFilter& 
 }
 
 std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
-                                     const std::function<void(std::int64_t)>& progress) {
+                                    const std::function<void(std::int64_t)>& progress) {
   std::int64_t total = 0, after = 0;
   while (true) {
     auto ids = pick_finished(f, after);

@@ -16,9 +16,12 @@ namespace {
 
 const soci::backend_factory& factory_for(Backend b) {
   switch (b) {
-    case Backend::postgresql: return soci::postgresql;
-    case Backend::mysql: return soci::mysql;
-    case Backend::sqlite: break;
+    case Backend::postgresql:
+      return soci::postgresql;
+    case Backend::mysql:
+      return soci::mysql;
+    case Backend::sqlite:
+      break;
   }
   return soci::sqlite3;
 }
@@ -44,8 +47,7 @@ Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.back
     std::filesystem::path parent = std::filesystem::path(url.database).parent_path();
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (ec)
-      throw Error("cannot create the folder for " + url.redacted() + ": " + ec.message());
+    if (ec) throw Error("cannot create the folder for " + url.redacted() + ": " + ec.message());
   }
   try {
     session_.open(factory_for(url.backend), url.soci_connect_string());
@@ -109,9 +111,12 @@ void Database::retrying(const std::function<void()>& work) {
 
 std::unique_ptr<Dialect> make_dialect(Backend backend) {
   switch (backend) {
-    case Backend::postgresql: return make_postgresql_dialect();
-    case Backend::mysql: return make_mysql_dialect();
-    case Backend::sqlite: break;
+    case Backend::postgresql:
+      return make_postgresql_dialect();
+    case Backend::mysql:
+      return make_mysql_dialect();
+    case Backend::sqlite:
+      break;
   }
   return make_sqlite_dialect();
 }

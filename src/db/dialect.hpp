@@ -23,16 +23,16 @@ struct Statements {
   // Selected columns of a job, in Job's order, each readable as text.
   std::string job_columns;
 
-  std::string now;                   // -> now as RFC 3339 text
-  std::string insert_job;            // :queue :priority :run_at :delay_ms :max_attempts
-                                     // :payload :dedupe_key :group_key; skips duplicates
-  std::string insert_values_row;     // one "(...)" row of insert_job, with {n} for the row index
-  std::string insert_many_prefix;    // "INSERT INTO ... VALUES" before the rows
-  std::string insert_many_suffix;    // after the rows: skip duplicates
-  std::string last_insert_id;        // -> id of the row insert_job just wrote
-  std::string job_by_id;             // :id
-  std::string job_by_dedupe_key;     // :queue :dedupe_key
-  std::string jobs_by_ids;           // {ids}
+  std::string now;                 // -> now as RFC 3339 text
+  std::string insert_job;          // :queue :priority :run_at :delay_ms :max_attempts
+                                   // :payload :dedupe_key :group_key; skips duplicates
+  std::string insert_values_row;   // one "(...)" row of insert_job, with {n} for the row index
+  std::string insert_many_prefix;  // "INSERT INTO ... VALUES" before the rows
+  std::string insert_many_suffix;  // after the rows: skip duplicates
+  std::string last_insert_id;      // -> id of the row insert_job just wrote
+  std::string job_by_id;           // :id
+  std::string job_by_dedupe_key;   // :queue :dedupe_key
+  std::string jobs_by_ids;         // {ids}
 
   // Claim. With claim_returns_jobs, `claim` is one statement returning the claimed jobs
   // (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` returns ids
@@ -43,11 +43,11 @@ struct Statements {
   std::string claim_pick;
   std::string claim_mark;
 
-  std::string ack;          // :result :id :token
-  std::string fail_retry;   // :error :base_ms :cap_ms :jitter :id :token
-  std::string fail_final;   // :error :id :token
-  std::string extend;       // :lease_ms :id :token (refuses an expired lease)
-  std::string release;      // :id :token
+  std::string ack;         // :result :id :token
+  std::string fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
+  std::string fail_final;  // :error :id :token
+  std::string extend;      // :lease_ms :id :token (refuses an expired lease)
+  std::string release;     // :id :token
 
   // Listing: :queue (NULL for all) :status_mask (bit per status) :after :limit.
   std::string list_jobs;
@@ -79,7 +79,7 @@ struct Statements {
   // Finished jobs by primary key, a batch at a time: :queue (NULL all) :status_mask
   // :older_ms (finished_at < now - older) :after :batch -> id.
   std::string finished_pick;
-  std::string delete_ids;  // {ids}, only finished rows
+  std::string delete_ids;    // {ids}, only finished rows
   std::string pause_queue;   // :queue
   std::string resume_queue;  // :queue
   std::string queue_names;   // -> queue, every queue with jobs or settings

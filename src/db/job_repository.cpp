@@ -41,16 +41,17 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
     soci::indicator run_at_ind = job.run_at ? soci::i_ok : soci::i_null;
     soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
     soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
-    soci::statement st = (s.prepare << q.insert_job, use(queue, "queue"),
-                          use(priority, "priority"), use(run_at, run_at_ind, "run_at"),
-                          use(delay_ms, "delay_ms"), use(max_attempts, "max_attempts"),
-                          use(payload, "payload"), use(dedupe, dedupe_ind, "dedupe_key"),
-                          use(group, group_ind, "group_key"));
+    soci::statement st =
+        (s.prepare << q.insert_job, use(queue, "queue"), use(priority, "priority"),
+         use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
+         use(max_attempts, "max_attempts"), use(payload, "payload"),
+         use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
     st.execute(true);
     if (st.get_affected_rows() > 0) {
       long long id = 0;
       s << q.last_insert_id, soci::into(id);
-      auto jobs = fetch_jobs(s, q.job_by_id, [&](soci::statement& x) { x.exchange(use(id, "id")); });
+      auto jobs =
+          fetch_jobs(s, q.job_by_id, [&](soci::statement& x) { x.exchange(use(id, "id")); });
       if (jobs.empty()) throw Error("the job just inserted cannot be read back");
       out = {jobs.front(), false};
       return;
@@ -328,8 +329,8 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       qs.expired = b_ind == soci::i_null ? 0 : b;
     }
     int status = 0;
-    soci::statement finished = (s.prepare << q.stats_finished, soci::into(name),
-                                soci::into(status), soci::into(a));
+    soci::statement finished =
+        (s.prepare << q.stats_finished, soci::into(name), soci::into(status), soci::into(a));
     for (bool got = finished.execute(true); got; got = finished.fetch()) {
       QueueStats& qs = entry(name);
       if (status == static_cast<int>(Status::done)) qs.done = a;

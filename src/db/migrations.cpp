@@ -88,7 +88,8 @@ void Migrator::require_current() {
   int applied = 0;
   soci::indicator ind = soci::i_null;
   try {
-    db_.session() << "SELECT MAX(version) FROM queuectl_schema_migrations", soci::into(applied, ind);
+    db_.session() << "SELECT MAX(version) FROM queuectl_schema_migrations",
+        soci::into(applied, ind);
   } catch (const soci::soci_error& e) {
     if (db_.dialect().is_connection_failure(e)) db_.translate_error(e);
     ind = soci::i_null;

@@ -10,13 +10,10 @@ namespace {
 // Binds only the names the dialect's statement uses (advisory locks need only :key).
 void bind_present(soci::statement& st, const std::string& sql, const char* name,
                   std::string& value) {
-  if (sql.find(std::string(":") + name) != std::string::npos)
-    st.exchange(soci::use(value, name));
+  if (sql.find(std::string(":") + name) != std::string::npos) st.exchange(soci::use(value, name));
 }
-void bind_present(soci::statement& st, const std::string& sql, const char* name,
-                  long long& value) {
-  if (sql.find(std::string(":") + name) != std::string::npos)
-    st.exchange(soci::use(value, name));
+void bind_present(soci::statement& st, const std::string& sql, const char* name, long long& value) {
+  if (sql.find(std::string(":") + name) != std::string::npos) st.exchange(soci::use(value, name));
 }
 
 // Runs a lock statement; returns its single integer result, or its affected rows when it
@@ -65,10 +62,10 @@ std::unique_ptr<NamedLock> NamedLock::acquire(Database& db, const std::string& n
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return nullptr;
     // Poll with a growing, jittered pause: 50ms up to 1s.
-    auto pause = std::chrono::milliseconds(
-        static_cast<long>(std::min(1000.0, 50.0 * (1 << std::min(attempt++, 5))) *
-                          (0.5 + 0.5 * random_unit())));
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+    auto pause = std::chrono::milliseconds(static_cast<long>(
+        std::min(1000.0, 50.0 * (1 << std::min(attempt++, 5))) * (0.5 + 0.5 * random_unit())));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
   }
 }
 
@@ -79,7 +76,8 @@ void NamedLock::heartbeat_loop() {
     if (stop_) break;
     try {
       long long changed = 0;
-      db_.retrying([&] { changed = run_lock_statement(db_, db_.sql().lock_refresh, key_, token_); });
+      db_.retrying(
+          [&] { changed = run_lock_statement(db_, db_.sql().lock_refresh, key_, token_); });
       if (changed == 0) held_ = false;
     } catch (...) {
       // A failed heartbeat is retried at the next beat; the row outlives a few misses.

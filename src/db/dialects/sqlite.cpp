@@ -66,7 +66,8 @@ Statements make_statements() {
                                  WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
               ORDER BY priority DESC, run_at, id
               LIMIT :limit)
-    RETURNING )" + cols;
+    RETURNING )" +
+            cols;
 
   s.ack = R"(
     UPDATE job_queue
@@ -212,9 +213,10 @@ Statements make_statements() {
       name TEXT NOT NULL,
       applied_at TEXT NOT NULL DEFAULT ()" QC_NOW R"()
     ))";
-  s.applied_migrations =
-      "SELECT version, name, " QC_TS("applied_at") " FROM queuectl_schema_migrations ORDER BY version";
-  s.record_migration = "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
+  s.applied_migrations = "SELECT version, name, " QC_TS(
+      "applied_at") " FROM queuectl_schema_migrations ORDER BY version";
+  s.record_migration =
+      "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
   return s;
 }
 
@@ -256,6 +258,8 @@ class SqliteDialect final : public Dialect {
 
 }  // namespace
 
-std::unique_ptr<Dialect> make_sqlite_dialect() { return std::make_unique<SqliteDialect>(); }
+std::unique_ptr<Dialect> make_sqlite_dialect() {
+  return std::make_unique<SqliteDialect>();
+}
 
 }  // namespace queuectl

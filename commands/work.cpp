@@ -1,0 +1,94 @@
+// queuectl work: run any command as a queue worker.
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/input.hpp"
+#include "core/errors.hpp"
+#include "worker/worker.hpp"
+
+namespace queuectl {
+namespace {
+
+struct WorkCliOptions {
+  std::string queue;
+  std::vector<std::string> command;
+  int concurrency = 1;
+  int batch = 0;
+  std::string lease, timeout, grace, worker;
+  long long max_jobs = 0;
+  bool drain = false;
+};
+
+void run_work(Context& ctx, const WorkCliOptions& c) {
+  WorkerOptions o;
+  validate_queue_name(c.queue);
+  o.queue = c.queue;
+  if (c.command.empty())
+    throw UsageError("work needs a command: queuectl work QUEUE -- CMD [ARG...]");
+  o.command = c.command;
+  validate_positive(c.concurrency, "--concurrency");
+  if (c.concurrency > 256)
+    throw UsageError("--concurrency " + std::to_string(c.concurrency) + " is over 256");
+  o.concurrency = c.concurrency;
+  if (c.batch != 0) validate_positive(c.batch, "--batch");
+  o.batch = c.batch;
+  o.lease = duration_option(c.lease, "--lease", Duration::seconds(30));
+  if (o.lease.ms() < 300) throw UsageError("--lease must be at least 300ms");
+  if (!c.timeout.empty()) {
+    o.timeout = Duration::parse(c.timeout, "--timeout");
+    if (!o.timeout->positive()) throw UsageError("--timeout must be positive");
+  }
+  o.grace = duration_option(c.grace, "--grace", Duration::seconds(30));
+  if (o.grace.ms() < 0) throw UsageError("--grace must not be negative");
+  if (c.max_jobs < 0) throw UsageError("--max-jobs must not be negative");
+  o.max_jobs = c.max_jobs;
+  o.drain = c.drain;
+  o.worker = c.worker.empty() ? default_worker_id() : c.worker;
+  validate_worker(o.worker);
+  Database& db = ctx.migrated_db();  // fails early, with the usual message, when unmigrated
+  ctx.note("queuectl: worker " + o.worker + " on queue " + o.queue + " (concurrency " +
+           std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
+  auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
+  WorkerSummary s = run_worker(db.url(), o, log);
+  ctx.note("queuectl: worker " + o.worker + " stopped after " + std::to_string(s.total()) +
+           " job(s): " + std::to_string(s.done) + " done, " + std::to_string(s.failed) +
+           " failed, " + std::to_string(s.timed_out) + " timed out, " + std::to_string(s.released) +
+           " released, " + std::to_string(s.lost) + " lost");
+  Output out;
+  out.document = {{"worker", o.worker},       {"done", s.done},         {"failed", s.failed},
+                  {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};
+  if (ctx.format() != Format::table) ctx.print(out);
+}
+
+}  // namespace
+
+void setup_work(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<WorkCliOptions>();
+  auto* sub = app.add_subcommand("work", "Run a command once per job, as a queue worker");
+  sub->add_option("queue", o->queue, "Queue name")->required();
+  sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1)");
+  sub->add_option("--batch", o->batch, "Jobs per claim (default: all free slots)");
+  sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)");
+  sub->add_option("--timeout", o->timeout,
+                  "Stop a job after DUR (SIGTERM, then SIGKILL) and fail it");
+  sub->add_option("--max-jobs", o->max_jobs, "Exit after claiming N jobs");
+  sub->add_flag("--drain", o->drain, "Exit 0 once nothing is due");
+  sub->add_option("--grace", o->grace,
+                  "On SIGTERM/SIGINT, let running jobs finish this long (30s)");
+  sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");
+  sub->add_option("command", o->command, "The command to run, after --")->required();
+  sub->footer(
+      "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
+      "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS and QUEUECTL_LOCK_TOKEN in its environment.\n"
+      "Exit 0 acks the job (stdout is kept as the result when it is JSON); any other exit\n"
+      "fails it with the tail of stderr. On SIGTERM/SIGINT the worker stops claiming, waits\n"
+      "--grace for running jobs, then stops them and releases their jobs; a second signal\n"
+      "stops at once.\n"
+      "Examples:\n"
+      "  queuectl work emails -- ./send-email.sh\n"
+      "  queuectl work outbox --concurrency 4 --timeout 2m -- ./publish.sh\n"
+      "  queuectl work reports --drain --max-jobs 100 -- python3 report.py");
+  sub->callback([&ctx, o] { run_work(ctx, *o); });
+}
+
+}  // namespace queuectl

@@ -1,0 +1,387 @@
+#include "worker/worker.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <list>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backoff.hpp"
+#include "core/errors.hpp"
+#include "db/job_repository.hpp"
+#include "worker/child_job.hpp"
+#include "worker/heartbeat.hpp"
+
+namespace queuectl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int g_wake_fd = -1;
+volatile sig_atomic_t g_stop_signals = 0;
+
+void on_signal(int sig) {
+  if (sig == SIGTERM || sig == SIGINT) ++g_stop_signals;
+  char c = static_cast<char>(sig);
+  if (g_wake_fd >= 0) (void)!write(g_wake_fd, &c, 1);
+}
+
+// Installs the handlers for the worker's lifetime and restores the old ones after.
+class SignalScope {
+ public:
+  SignalScope() {
+    if (pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) throw Error("cannot create the wake pipe");
+    g_wake_fd = fds_[1];
+    g_stop_signals = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~SignalScope() {
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+    g_wake_fd = -1;
+    close(fds_[0]);
+    close(fds_[1]);
+  }
+  int read_fd() const { return fds_[0]; }
+  int write_fd() const { return fds_[1]; }
+  void drain() const {
+    char buf[64];
+    while (read(fds_[0], buf, sizeof buf) > 0) {
+    }
+  }
+
+ private:
+  static constexpr int kSignals[3] = {SIGTERM, SIGINT, SIGCHLD};
+  int fds_[2] = {-1, -1};
+  struct sigaction old_[3];
+};
+
+struct Running {
+  Job job;
+  std::unique_ptr<ChildJob> child;
+  Clock::time_point started;
+  std::optional<Clock::time_point> deadline;  // --timeout
+  std::optional<Clock::time_point> kill_at;   // SIGKILL after SIGTERM
+  bool timed_out = false;
+  bool lease_lost = false;
+  bool release_on_exit = false;
+};
+
+std::string seconds(Clock::duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fs", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
+class Worker {
+ public:
+  Worker(const DbUrl& url, const WorkerOptions& o,
+         const std::function<void(const std::string&)>& log)
+      : url_(url), o_(o), log_(log) {}
+
+  WorkerSummary run();
+
+ private:
+  bool can_claim() const;
+  void claim_more(Clock::time_point now);
+  void start_job(const Job& job);
+  void finish(Running& r);
+  void stop_job(Running& r, int sig, Clock::time_point now);
+  void check_timers(Clock::time_point now);
+  void flush_pending();
+  JobRepository& repo();
+  void connection_trouble(const std::exception& e);
+
+  DbUrl url_;
+  WorkerOptions o_;
+  std::function<void(const std::string&)> log_;
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<JobRepository> repo_;
+  std::unique_ptr<Heartbeat> heartbeat_;
+  std::list<Running> running_;
+  // Finishing writes (ack, fail, release) that hit database trouble, retried in order.
+  std::deque<std::function<void()>> pending_;
+  WorkerSummary summary_;
+  std::int64_t claimed_ = 0;
+  Clock::time_point next_claim_ = Clock::now();
+  Duration idle_ = Duration();
+  bool stopping_ = false;
+  bool drained_ = false;
+  std::optional<Clock::time_point> grace_deadline_;
+};
+
+JobRepository& Worker::repo() {
+  if (!repo_) {
+    db_ = std::make_unique<Database>(url_);
+    repo_ = std::make_unique<JobRepository>(*db_);
+  }
+  return *repo_;
+}
+
+void Worker::connection_trouble(const std::exception& e) {
+  log_(std::string("database trouble: ") + e.what() + "; retrying with backoff");
+  repo_.reset();
+  db_.reset();
+}
+
+bool Worker::can_claim() const {
+  if (stopping_ || drained_) return false;
+  if (static_cast<int>(running_.size()) >= o_.concurrency) return false;
+  if (o_.max_jobs > 0 && claimed_ >= o_.max_jobs) return false;
+  return pending_.empty();
+}
+
+void Worker::claim_more(Clock::time_point now) {
+  if (!can_claim() || now < next_claim_) return;
+  int free = o_.concurrency - static_cast<int>(running_.size());
+  int limit = o_.batch > 0 ? std::min(o_.batch, free) : free;
+  if (o_.max_jobs > 0)
+    limit = static_cast<int>(std::min<std::int64_t>(limit, o_.max_jobs - claimed_));
+  std::vector<Job> jobs;
+  try {
+    jobs = repo().claim({o_.queue, limit, o_.lease, o_.worker});
+  } catch (const TemporaryError& e) {
+    connection_trouble(e);
+    idle_ = Duration(
+        std::min(o_.idle_max.chrono(), std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
+    next_claim_ = now + idle_.chrono();
+    return;
+  }
+  if (jobs.empty()) {
+    if (o_.drain && running_.empty()) {
+      drained_ = true;
+      return;
+    }
+    // Idle: a short first pause growing to a cap, jittered so that a fleet spreads out.
+    idle_ = Duration(
+        std::min(o_.idle_max.chrono(), std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
+    auto pause = std::chrono::milliseconds(
+        static_cast<long>(static_cast<double>(idle_.ms()) * (0.5 + 0.5 * random_unit())));
+    next_claim_ = now + pause;
+    return;
+  }
+  idle_ = Duration();
+  for (const Job& job : jobs) start_job(job);
+}
+
+void Worker::start_job(const Job& job) {
+  ++claimed_;
+  std::map<std::string, std::string> env = {
+      {"QUEUECTL_JOB_ID", std::to_string(job.id)},
+      {"QUEUECTL_QUEUE", job.queue},
+      {"QUEUECTL_ATTEMPT", std::to_string(job.attempts)},
+      {"QUEUECTL_MAX_ATTEMPTS", std::to_string(job.max_attempts)},
+      {"QUEUECTL_LOCK_TOKEN", job.lock_token.value_or("")},
+  };
+  Running r;
+  r.job = job;
+  r.started = Clock::now();
+  if (o_.timeout) r.deadline = r.started + o_.timeout->chrono();
+  r.child = ChildJob::start(o_.command, env, job.payload);
+  heartbeat_->track(job.id, job.lock_token.value_or(""));
+  running_.push_back(std::move(r));
+}
+
+void Worker::stop_job(Running& r, int sig, Clock::time_point now) {
+  r.child->signal(sig);
+  if (sig != SIGKILL && !r.kill_at) r.kill_at = now + o_.kill_after.chrono();
+}
+
+void Worker::check_timers(Clock::time_point now) {
+  for (Running& r : running_) {
+    if (r.child->finished()) continue;
+    if (r.deadline && now >= *r.deadline && !r.timed_out) {
+      r.timed_out = true;
+      stop_job(r, SIGTERM, now);
+    }
+    if (r.kill_at && now >= *r.kill_at) {
+      r.child->signal(SIGKILL);
+      r.kill_at.reset();
+    }
+  }
+  if (stopping_ && grace_deadline_ && now >= *grace_deadline_) {
+    for (Running& r : running_) {
+      if (!r.child->finished() && !r.release_on_exit) {
+        r.release_on_exit = true;
+        stop_job(r, SIGTERM, now);
+      }
+    }
+  }
+}
+
+void Worker::finish(Running& r) {
+  const Job job = r.job;
+  const std::string token = job.lock_token.value_or("");
+  const std::string head = "job " + std::to_string(job.id) + " attempt " +
+                           std::to_string(job.attempts) + "/" + std::to_string(job.max_attempts);
+  const std::string took = seconds(Clock::now() - r.started);
+  const int code = r.child->exit_code();
+  std::function<void()> write;
+  if (r.lease_lost) {
+    heartbeat_->untrack(job.id);
+    ++summary_.lost;
+    log_(head + ": lease lost while running; stopped, not acked (" + took + ")");
+    return;
+  }
+  if (r.release_on_exit) {
+    write = [this, job, token, head, took] {
+      repo().release(job.id, token);
+      ++summary_.released;
+      log_(head + ": released at shutdown (" + took + ")");
+    };
+  } else if (r.timed_out) {
+    std::string error = "timed out after " + o_.timeout->str() + "; stopped";
+    write = [this, job, token, head, took, error] {
+      Job after = repo().fail({job.id, token, error, std::nullopt, false, {}});
+      ++summary_.timed_out;
+      log_(head + ": timed out (" + took + "), " +
+           (after.status == Status::failed ? "failed for good" : "will retry"));
+    };
+  } else if (code == 0) {
+    std::optional<std::string> result;
+    std::string out = r.child->out();
+    auto doc = nlohmann::ordered_json::parse(out, nullptr, false);
+    if (!out.empty() && !r.child->out_truncated() && !doc.is_discarded()) result = doc.dump();
+    write = [this, job, token, head, took, result] {
+      repo().ack({job.id, token, result});
+      ++summary_.done;
+      log_(head + ": done (" + took + ")");
+    };
+  } else {
+    std::string error = (code > 128 ? "killed by signal " + std::to_string(code - 128)
+                                    : "exit code " + std::to_string(code));
+    std::string tail = r.child->err_tail();
+    if (!tail.empty()) error += ": " + tail;
+    write = [this, job, token, head, took, error, code] {
+      Job after = repo().fail({job.id, token, error, std::nullopt, false, {}});
+      ++summary_.failed;
+      log_(head + ": failed with " +
+           (code > 128 ? "signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
+           " (" + took + "), " +
+           (after.status == Status::failed ? "failed for good" : "retry at " + after.run_at));
+    };
+  }
+  // The lease stays tracked (and extended) until the finishing write has landed.
+  pending_.push_back([this, write, job, head] {
+    try {
+      write();
+    } catch (const LeaseLost&) {
+      ++summary_.lost;
+      log_(head + ": lease lost before it could be recorded; another worker may run it");
+    }
+    heartbeat_->untrack(job.id);
+  });
+}
+
+void Worker::flush_pending() {
+  while (!pending_.empty()) {
+    try {
+      pending_.front()();
+      pending_.pop_front();
+    } catch (const TemporaryError& e) {
+      connection_trouble(e);
+      return;  // retried at the next turn of the loop
+    }
+  }
+}
+
+WorkerSummary Worker::run() {
+  SignalScope signals;
+  int wake_fd = signals.write_fd();
+  heartbeat_ = std::make_unique<Heartbeat>(
+      url_, o_.lease, [wake_fd] { (void)!write(wake_fd, "h", 1); }, log_);
+  Clock::time_point retry_pending_at = Clock::now();
+  int handled_signals = 0;
+  while (true) {
+    auto now = Clock::now();
+    // Signals: the first stops claiming and waits up to --grace; the second stops at once.
+    if (g_stop_signals > handled_signals) {
+      handled_signals = g_stop_signals;
+      if (!stopping_) {
+        stopping_ = true;
+        grace_deadline_ = now + o_.grace.chrono();
+        if (!running_.empty())
+          log_("stopping: waiting up to " + o_.grace.str() + " for " +
+               std::to_string(running_.size()) + " running job(s)");
+      } else {
+        grace_deadline_ = now;
+        for (Running& r : running_)
+          if (!r.child->finished()) {
+            r.release_on_exit = true;
+            r.child->signal(SIGKILL);
+          }
+      }
+    }
+    for (auto id : heartbeat_->take_lost())
+      for (Running& r : running_)
+        if (r.job.id == id && !r.lease_lost) {
+          r.lease_lost = true;
+          stop_job(r, SIGTERM, now);
+        }
+    for (auto it = running_.begin(); it != running_.end();) {
+      it->child->check_exit();
+      if (it->child->finished()) {
+        finish(*it);
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!pending_.empty() && now >= retry_pending_at) {
+      flush_pending();
+      if (!pending_.empty()) retry_pending_at = now + std::chrono::seconds(1);
+    }
+    check_timers(now);
+    claim_more(now);
+    bool limit_reached = o_.max_jobs > 0 && claimed_ >= o_.max_jobs;
+    if (running_.empty() && pending_.empty() && (stopping_ || drained_ || limit_reached)) break;
+
+    // Sleep until something happens: output, an exit, a signal, or the next timer.
+    std::vector<pollfd> fds{{signals.read_fd(), POLLIN, 0}};
+    for (const Running& r : running_) r.child->poll_fds(fds);
+    auto wait = std::chrono::milliseconds(1000);
+    auto until = [&](Clock::time_point t) {
+      auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - now);
+      wait = std::max(std::chrono::milliseconds(0), std::min(wait, d));
+    };
+    if (can_claim()) until(next_claim_);
+    if (!pending_.empty()) until(retry_pending_at);
+    for (const Running& r : running_) {
+      if (r.deadline && !r.timed_out) until(*r.deadline);
+      if (r.kill_at) until(*r.kill_at);
+    }
+    if (grace_deadline_) until(*grace_deadline_ + std::chrono::milliseconds(1));
+    poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+    for (const pollfd& p : fds) {
+      if (!p.revents) continue;
+      if (p.fd == signals.read_fd()) {
+        signals.drain();
+        continue;
+      }
+      for (Running& r : running_)
+        if (r.child->handle(p.fd, p.revents)) break;
+    }
+  }
+  heartbeat_.reset();
+  return summary_;
+}
+
+}  // namespace
+
+WorkerSummary run_worker(const DbUrl& url, const WorkerOptions& options,
+                         const std::function<void(const std::string&)>& log) {
+  return Worker(url, options, log).run();
+}
+
+}  // namespace queuectl

@@ -1,0 +1,43 @@
+// `queuectl work`: turns any command into a queue worker. Claims jobs, runs the command
+// once per job with the payload on stdin, keeps the lease alive while it runs, and acks
+// or fails by its exit code.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/db_url.hpp"
+#include "core/duration.hpp"
+
+namespace queuectl {
+
+struct WorkerOptions {
+  std::string queue;
+  std::vector<std::string> command;
+  int concurrency = 1;
+  int batch = 0;  // jobs per claim; 0 = as many as there are free slots
+  Duration lease = Duration::seconds(30);
+  std::optional<Duration> timeout;  // per job
+  std::int64_t max_jobs = 0;        // 0 = no limit
+  bool drain = false;
+  Duration grace = Duration::seconds(30);
+  Duration kill_after = Duration::seconds(5);  // SIGTERM -> SIGKILL
+  Duration idle_min = Duration(std::chrono::milliseconds(100));
+  Duration idle_max = Duration::seconds(5);
+  std::string worker;
+};
+
+struct WorkerSummary {
+  std::int64_t done = 0, failed = 0, timed_out = 0, released = 0, lost = 0;
+  std::int64_t total() const { return done + failed + timed_out + released + lost; }
+};
+
+// Runs until --drain finds nothing, --max-jobs is reached, or SIGTERM/SIGINT (then
+// finishes or releases running jobs). `log` receives one line per job and event.
+WorkerSummary run_worker(const DbUrl& url, const WorkerOptions& options,
+                         const std::function<void(const std::string&)>& log);
+
+}  // namespace queuectl

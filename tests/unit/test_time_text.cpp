@@ -1,0 +1,79 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/time_text.hpp"
+#include "unit_helpers.hpp"
+
+using queuectl::parse_time_to_utc;
+using queuectl::test::usage_error_of;
+
+TEST_CASE("core::parse_time_to_utc") {
+  SUBCASE("UTC with Z") {
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00Z") == "2026-11-22 10:00:00.000000");
+    CHECK(parse_time_to_utc("2026-01-01T00:00:00Z") == "2026-01-01 00:00:00.000000");
+    CHECK(parse_time_to_utc("2026-12-31T23:59:59Z") == "2026-12-31 23:59:59.000000");
+  }
+  SUBCASE("offsets are converted to UTC") {
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00+09:00") == "2026-11-22 01:00:00.000000");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00-0130") == "2026-11-22 11:30:00.000000");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00-01:30") == "2026-11-22 11:30:00.000000");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00+00:00") == "2026-11-22 10:00:00.000000");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00+0545") == "2026-11-22 04:15:00.000000");
+  }
+  SUBCASE("offsets cross day, month and year boundaries") {
+    CHECK(parse_time_to_utc("2026-11-22T01:00:00+09:00") == "2026-11-21 16:00:00.000000");
+    CHECK(parse_time_to_utc("2026-12-31T23:30:00-01:00") == "2027-01-01 00:30:00.000000");
+    CHECK(parse_time_to_utc("2026-03-01T00:00:00+01:00") == "2026-02-28 23:00:00.000000");
+  }
+  SUBCASE("fractions: padded or cut to microseconds") {
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00.5Z") == "2026-11-22 10:00:00.500000");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00.123456Z") == "2026-11-22 10:00:00.123456");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00.123456789Z") == "2026-11-22 10:00:00.123456");
+    CHECK(parse_time_to_utc("2026-11-22T10:00:00.25+02:00") == "2026-11-22 08:00:00.250000");
+  }
+  SUBCASE("a space instead of T, no zone: UTC") {
+    CHECK(parse_time_to_utc("2026-11-22 10:00") == "2026-11-22 10:00:00.000000");
+    CHECK(parse_time_to_utc("2026-11-22 10:00:30") == "2026-11-22 10:00:30.000000");
+    CHECK(parse_time_to_utc("2026-11-22T10:00") == "2026-11-22 10:00:00.000000");
+    CHECK(parse_time_to_utc("2026-11-22 10:00:00z") == "2026-11-22 10:00:00.000000");
+  }
+  SUBCASE("leap days") {
+    CHECK(parse_time_to_utc("2028-02-29T12:00:00Z") == "2028-02-29 12:00:00.000000");
+    CHECK(parse_time_to_utc("2000-02-29T12:00:00Z") == "2000-02-29 12:00:00.000000");
+  }
+  SUBCASE("rejects impossible or malformed times, naming the text") {
+    for (const char* bad : {"2026-02-30T00:00:00Z",
+                            "2026-02-29T00:00:00Z",
+                            "1900-02-29T00:00:00Z",
+                            "2026-04-31T00:00:00Z",
+                            "tomorrow",
+                            "2026-13-01T00:00:00Z",
+                            "2026-00-01T00:00:00Z",
+                            "2026-11-00T00:00:00Z",
+                            "2026-11-22T24:00:00Z",
+                            "2026-11-22T10:60:00Z",
+                            "2026-11-22T10:00:61Z",
+                            "2026-11-22",
+                            "2026-11-22T10",
+                            "",
+                            "2026-11-22T10:00:00+25:00",
+                            "2026-11-22T10:00:00+09:60",
+                            "2026-11-22T10:00:00 +09:00",
+                            "2026-11-22T10:00:00UTC",
+                            "26-11-22T10:00:00Z",
+                            "2026-11-22T10:00:00.Z",
+                            " 2026-11-22T10:00:00Z",
+                            "2026/11/22 10:00:00",
+                            "1732269600"}) {
+      CAPTURE(bad);
+      std::string message = usage_error_of([&] { parse_time_to_utc(bad); });
+      CHECK(message.find("'" + std::string(bad) + "'") != std::string::npos);
+    }
+  }
+  SUBCASE("a long bad input is shortened in the message") {
+    std::string junk(500, 'x');
+    std::string message = usage_error_of([&] { parse_time_to_utc(junk); });
+    CHECK(message.size() < 200);
+  }
+}

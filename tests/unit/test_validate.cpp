@@ -1,0 +1,169 @@
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/validate.hpp"
+#include "unit_helpers.hpp"
+
+using queuectl::test::usage_error_of;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("core::validate_queue_name") {
+  SUBCASE("valid names") {
+    for (std::string name : {"emails", "a.b_c:d-1", "Q", "0", "prod:emails.high-priority_2"}) {
+      CAPTURE(name);
+      CHECK_NOTHROW(queuectl::validate_queue_name(name));
+    }
+    CHECK_NOTHROW(queuectl::validate_queue_name(std::string(64, 'q')));
+  }
+  SUBCASE("invalid names") {
+    for (const std::string& name : std::vector<std::string>{
+             "", "bad name", "x'; DROP TABLE job_queue;--", "\xc3\xbc", "caf\xc3\xa9", "a/b",
+             "a\tb", "a\nb", "emails ", "*", "a%b", std::string("a\0b", 3)}) {
+      CAPTURE(name);
+      usage_error_of([&] { queuectl::validate_queue_name(name); });
+    }
+    usage_error_of([] { queuectl::validate_queue_name(std::string(65, 'q')); });
+  }
+  SUBCASE("the message names the queue and the rule") {
+    std::string message = usage_error_of([] { queuectl::validate_queue_name("bad name"); });
+    CHECK(contains(message, "'bad name'"));
+    CHECK(contains(message, "queue name"));
+    CHECK(contains(message, "64"));
+  }
+  SUBCASE("a long name is shortened in the message") {
+    std::string name(1000, 'x');
+    std::string message = usage_error_of([&] { queuectl::validate_queue_name(name); });
+    CHECK(message.size() < 200);
+  }
+}
+
+TEST_CASE("core::validate_json") {
+  constexpr std::size_t kMax = queuectl::kDefaultMaxPayload;
+  SUBCASE("valid documents are returned compacted") {
+    CHECK(queuectl::validate_json(R"({"to": "a@b.c", "n": 1})", "payload", kMax) ==
+          R"({"to":"a@b.c","n":1})");
+    CHECK(queuectl::validate_json("[1, 2,\n 3]", "payload", kMax) == "[1,2,3]");
+    CHECK(queuectl::validate_json(R"( "just text" )", "payload", kMax) == R"("just text")");
+    CHECK(queuectl::validate_json("42", "payload", kMax) == "42");
+    CHECK(queuectl::validate_json("null", "payload", kMax) == "null");
+    CHECK(queuectl::validate_json("{}", "payload", kMax) == "{}");
+  }
+  SUBCASE("key order is preserved, not sorted") {
+    CHECK(queuectl::validate_json(R"({"z": 1, "a": {"y": 2, "b": 3}, "m": [3, 1]})", "payload",
+                                  kMax) == R"({"z":1,"a":{"y":2,"b":3},"m":[3,1]})");
+  }
+  SUBCASE("non-ASCII text survives") {
+    CHECK(queuectl::validate_json("{\"name\": \"J\xc3\xbcrgen\"}", "payload", kMax) ==
+          "{\"name\":\"J\xc3\xbcrgen\"}");
+    CHECK(queuectl::validate_json(R"({"e": "\u00fc"})", "payload", kMax) == "{\"e\":\"\xc3\xbc\"}");
+  }
+  SUBCASE("invalid documents") {
+    for (std::string text : {"{", "nope", "", "   ", "{'a': 1}", R"({"a": 1,})", R"({"a": 1} x)",
+                             "[1, 2", "\"unterminated", "{\"a\": \"\xff\"}"}) {
+      CAPTURE(text);
+      std::string message = usage_error_of([&] { queuectl::validate_json(text, "payload", kMax); });
+      CHECK(contains(message, "payload"));
+      CHECK(contains(message, "JSON"));
+    }
+  }
+  SUBCASE("the message names the field") {
+    std::string message = usage_error_of([] { queuectl::validate_json("nope", "--result", 100); });
+    CHECK(contains(message, "--result"));
+    CHECK(contains(message, "nope"));
+  }
+  SUBCASE("size limit") {
+    std::string ten = R"(["12345"])";  // 9 bytes
+    ten += " ";                        // 10 bytes
+    REQUIRE(ten.size() == 10);
+    CHECK(queuectl::validate_json(ten, "payload", 10) == R"(["12345"])");
+    std::string message = usage_error_of([&] { queuectl::validate_json(ten, "payload", 9); });
+    CHECK(contains(message, "payload"));
+    CHECK(contains(message, "10"));
+    CHECK(contains(message, "9"));
+    CHECK(contains(message, "--max-payload"));
+  }
+  SUBCASE("the default cap is 1 MiB") {
+    CHECK(queuectl::kDefaultMaxPayload == 1024 * 1024);
+    std::string big = "\"" + std::string(queuectl::kDefaultMaxPayload - 2, 'a') + "\"";
+    CHECK(queuectl::validate_json(big, "payload", kMax).size() == big.size());
+    usage_error_of([&] { queuectl::validate_json(big + " ", "payload", kMax); });
+  }
+  SUBCASE("an oversized invalid document is reported as oversized without being parsed") {
+    std::string huge(2000, '{');
+    std::string message = usage_error_of([&] { queuectl::validate_json(huge, "payload", 100); });
+    CHECK(contains(message, "limit"));
+    CHECK(message.size() < 300);
+  }
+}
+
+TEST_CASE("core::parse_job_id") {
+  SUBCASE("positive decimal integers") {
+    CHECK(queuectl::parse_job_id("1") == 1);
+    CHECK(queuectl::parse_job_id("42") == 42);
+    CHECK(queuectl::parse_job_id("9223372036854775807") == INT64_MAX);
+  }
+  SUBCASE("rejected") {
+    for (const char* text : {"0", "-1", "abc", "1.5", "", "99999999999999999999", " 1", "1 ", "+1",
+                             "0x10", "1e3", "12abc", "00000000000000000000"}) {
+      CAPTURE(text);
+      std::string message = usage_error_of([&] { queuectl::parse_job_id(text); });
+      CHECK(contains(message, "job id"));
+      CHECK(contains(message, "'" + std::string(text) + "'"));
+    }
+  }
+}
+
+TEST_CASE("core::validate_positive") {
+  CHECK_NOTHROW(queuectl::validate_positive(1, "--limit"));
+  CHECK_NOTHROW(queuectl::validate_positive(1'000'000'000'000LL, "--limit"));
+  for (long long bad : {0LL, -1LL, -1'000'000LL}) {
+    CAPTURE(bad);
+    std::string message = usage_error_of([&] { queuectl::validate_positive(bad, "--batch"); });
+    CHECK(contains(message, "--batch"));
+    CHECK(contains(message, std::to_string(bad)));
+  }
+}
+
+TEST_CASE("core::validate_worker") {
+  SUBCASE("valid") {
+    for (std::string worker : {"host:1234", "w", "worker 7", "k8s/pod-abc:1"}) {
+      CAPTURE(worker);
+      CHECK_NOTHROW(queuectl::validate_worker(worker));
+    }
+    CHECK_NOTHROW(queuectl::validate_worker(std::string(128, 'w')));
+  }
+  SUBCASE("invalid") {
+    for (const std::string& worker :
+         std::vector<std::string>{"", "a\nb", "a\tb", "bell\a", "del\x7f", std::string(129, 'w')}) {
+      CAPTURE(worker);
+      std::string message = usage_error_of([&] { queuectl::validate_worker(worker); });
+      CHECK(contains(message, "worker"));
+    }
+  }
+}
+
+TEST_CASE("core::validate_key") {
+  SUBCASE("valid") {
+    CHECK_NOTHROW(queuectl::validate_key("k", "--dedupe-key"));
+    CHECK_NOTHROW(queuectl::validate_key("order:42 / retry", "--dedupe-key"));
+    CHECK_NOTHROW(queuectl::validate_key(std::string(255, 'k'), "--dedupe-key"));
+  }
+  SUBCASE("invalid") {
+    for (const std::string& key : std::vector<std::string>{"", "a\nb", "\t", std::string("a\0b", 3),
+                                                           std::string(256, 'k')}) {
+      CAPTURE(key);
+      std::string message = usage_error_of([&] { queuectl::validate_key(key, "--dedupe-key"); });
+      CHECK(contains(message, "--dedupe-key"));
+    }
+  }
+}
