@@ -1,4 +1,4 @@
-// queuectl extend and release: keep a lease alive, or give the job back untouched.
+// queuectl extend: keep a live lease alive (the heartbeat).
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -10,13 +10,13 @@
 namespace queuectl {
 namespace {
 
-struct LeaseOptions {
+struct ExtendOptions {
   std::string id;
   std::string token;
   std::string lease;
 };
 
-Output run_extend(Context& ctx, const LeaseOptions& o) {
+Output run_extend(Context& ctx, const ExtendOptions& o) {
   std::int64_t id = parse_job_id(o.id);
   if (o.token.empty()) throw UsageError("extend needs --token (the lock_token from claim)");
   Duration lease = duration_option(o.lease, "--lease", Duration::seconds(30));
@@ -24,16 +24,10 @@ Output run_extend(Context& ctx, const LeaseOptions& o) {
   return job_view(JobRepository(ctx.migrated_db()).extend(id, o.token, lease));
 }
 
-Output run_release(Context& ctx, const LeaseOptions& o) {
-  std::int64_t id = parse_job_id(o.id);
-  if (o.token.empty()) throw UsageError("release needs --token (the lock_token from claim)");
-  return job_view(JobRepository(ctx.migrated_db()).release(id, o.token));
-}
-
 }  // namespace
 
 void setup_extend(CLI::App& app, Context& ctx) {
-  auto o = std::make_shared<LeaseOptions>();
+  auto o = std::make_shared<ExtendOptions>();
   auto* sub = app.add_subcommand("extend", "Push a live lease to now + DUR (heartbeat)");
   sub->add_option("id", o->id, "Job id")->required();
   sub->add_option("--token", o->token, "The lock_token claim returned");
@@ -44,15 +38,6 @@ void setup_extend(CLI::App& app, Context& ctx) {
       "Example:\n"
       "  queuectl extend 42 --token T --lease 5m");
   sub->callback([&ctx, o] { ctx.print(run_extend(ctx, *o)); });
-}
-
-void setup_release(CLI::App& app, Context& ctx) {
-  auto o = std::make_shared<LeaseOptions>();
-  auto* sub = app.add_subcommand("release", "Give a claimed job back: ready now, attempt returned");
-  sub->add_option("id", o->id, "Job id")->required();
-  sub->add_option("--token", o->token, "The lock_token claim returned");
-  sub->footer("Example:\n  queuectl release 42 --token T");
-  sub->callback([&ctx, o] { ctx.print(run_release(ctx, *o)); });
 }
 
 }  // namespace queuectl
