@@ -1,4 +1,5 @@
 // queuectl __complete: hidden helper that feeds the shell completions.
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -21,6 +22,11 @@ void setup_complete(CLI::App& app, Context& ctx) {
     } else if (*what == "queues") {
       // Completion must never print errors into the shell: stay silent on failure.
       try {
+        // Never create an SQLite file just because someone pressed Tab after a typo.
+        DbUrl url = ctx.url();
+        if (url.backend == Backend::sqlite && url.database != ":memory:" &&
+            !std::filesystem::exists(url.database))
+          return;
         for (const auto& q : AdminRepository(ctx.migrated_db()).queue_names())
           *ctx.out << q << "\n";
       } catch (...) {

@@ -38,11 +38,15 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   app.add_option("--db", ctx.options.db, "Database URL (default: $QUEUECTL_DB or local SQLite)");
   app.add_option("--db-password-file", ctx.options.password_file,
                  "Read the database password from this file");
-  app.add_option("-o,--output", ctx.options.format, "Output: table (default), json or ndjson");
+  // Checked while parsing, so that a bad -o stops a command before it writes anything.
+  app.add_option("-o,--output", ctx.options.format,
+                 "Output: table (default), json, ndjson; prometheus for stats")
+      ->check(CLI::IsMember({"table", "json", "ndjson", "prometheus"}));
   app.add_flag("-q,--quiet", ctx.options.quiet, "Print only data; no diagnostics");
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
-                 "Largest payload accepted, in bytes (default 1048576)");
+                 "Largest payload accepted, in bytes (default 1048576)")
+      ->check(CLI::Range(1.0, 1073741824.0));
   register_commands(app, ctx);
   try {
     app.parse(argc, argv);

@@ -10,9 +10,17 @@
 namespace queuectl {
 namespace {
 
-// Shows an input in an error message without flooding the terminal.
+// Shows an input in a one-line error message: at most 40 bytes, control characters escaped.
 std::string shown(std::string_view text) {
-  std::string s(text.substr(0, 40));
+  std::string s;
+  for (unsigned char c : text.substr(0, 40)) {
+    if (c == '\n')
+      s += "\\n";
+    else if (c < 0x20 || c == 0x7f)
+      s += "?";
+    else
+      s += static_cast<char>(c);
+  }
   if (text.size() > 40) s += "...";
   return s;
 }

@@ -25,9 +25,7 @@ std::map<std::int64_t, Status> statuses_of(Database& db, std::vector<long long>&
   st.exchange(soci::into(id));
   st.exchange(soci::into(status));
   bind_ids(st, ids);
-  st.alloc();
-  st.prepare(expand_ids(db.sql().statuses_by_ids, ids.size()));
-  st.define_and_bind();
+  prepare_once(st, expand_ids(db.sql().statuses_by_ids, ids.size()));
   for (bool got = st.execute(true); got; got = st.fetch()) out[id] = static_cast<Status>(status);
   return out;
 }

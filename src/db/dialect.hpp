@@ -43,7 +43,15 @@ struct Statements {
   std::string claim_pick;
   std::string claim_mark;
 
-  std::string ack;         // :result :id :token
+  std::string ack;  // :result :id :token
+  // Acks without a result, many at once ({ids} :token). With ack_pick empty it returns the
+  // ids it acked (UPDATE ... RETURNING id); otherwise ack_pick ({ids} :token) first locks
+  // and returns the ids still held under the token, and ack_ids updates exactly those.
+  std::string ack_ids;
+  std::string ack_pick;
+  // The single-statement claim needs no explicit transaction (PostgreSQL); SQLite still
+  // takes its write lock up front with BEGIN IMMEDIATE.
+  bool claim_in_transaction = true;
   std::string fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
   std::string fail_final;  // :error :id :token
   std::string extend;      // :lease_ms :id :token (refuses an expired lease)
@@ -114,6 +122,9 @@ class Dialect {
   virtual bool is_connection_failure(const soci::soci_error& e) const = 0;
   // A unique or check constraint rejected the write.
   virtual bool is_constraint_violation(const soci::soci_error& e) const = 0;
+  // Called after an insert that skips duplicates: throws Error when the backend skipped a
+  // row for any other reason (MySQL's INSERT IGNORE turns every error into a warning).
+  virtual void check_skipped_rows(soci::session& session) const { (void)session; }
   // The key a named lock is taken under (PostgreSQL: a stable 64-bit hash as decimal
   // text; MySQL: the name, hashed when over 64 characters; SQLite: the name).
   virtual std::string lock_key(const std::string& name) const = 0;

@@ -11,7 +11,8 @@ namespace {
 
 using soci::use;
 
-constexpr std::size_t kBulkRows = 500;  // rows per multi-row INSERT
+constexpr std::size_t kBulkRows = 500;               // rows per multi-row INSERT
+constexpr std::size_t kBulkBytes = 4 * 1024 * 1024;  // and bytes of values
 
 void sort_claim_order(std::vector<Job>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
@@ -47,6 +48,7 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
          use(max_attempts, "max_attempts"), use(payload, "payload"),
          use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
     st.execute(true);
+    db_.dialect().check_skipped_rows(s);
     if (st.get_affected_rows() > 0) {
       long long id = 0;
       s << q.last_insert_id, soci::into(id);
@@ -72,8 +74,12 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
     out = {};
     auto& s = db_.session();
     const Statements& q = db_.sql();
-    for (std::size_t start = 0; start < jobs.size(); start += kBulkRows) {
-      std::size_t n = std::min(kBulkRows, jobs.size() - start);
+    for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
+      // A statement ends at kBulkRows rows or kBulkBytes of values, whichever comes first,
+      // to stay well under MySQL's max_allowed_packet (16 MiB by default).
+      std::size_t bytes = 0;
+      for (n = 0; start + n < jobs.size() && n < kBulkRows && (n == 0 || bytes < kBulkBytes); ++n)
+        bytes += jobs[start + n].payload.size() + 512;
       // Values live in vectors sized up front so the bound references stay valid.
       std::vector<std::string> queue(n), payload(n), run_at(n), dedupe(n), group(n);
       std::vector<int> priority(n), max_attempts(n);
@@ -110,11 +116,10 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
         st.exchange(use(group[i], group_ind[i]));
       }
       sql += q.insert_many_suffix;
-      st.alloc();
-      st.prepare(sql);
-      st.define_and_bind();
+      prepare_once(st, sql);
       st.execute(true);
       long long inserted = st.get_affected_rows();
+      db_.dialect().check_skipped_rows(s);
       out.enqueued += inserted;
       out.duplicates += static_cast<long long>(n) - inserted;
     }
@@ -125,10 +130,14 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
 std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
-  db_.transaction([&] {
+  auto work = [&] {
     jobs = db_.sql().claim_returns_jobs ? claim_returning(request, token)
                                         : claim_pick_then_mark(request, token);
-  });
+  };
+  if (db_.sql().claim_in_transaction)
+    db_.transaction(work);
+  else
+    db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
   sort_claim_order(jobs);
   return jobs;
 }
@@ -157,14 +166,11 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   s << q.claim_pick, use(queue, "queue"), use(limit, "limit"), soci::into(picked);
   if (picked.empty()) return {};
   soci::statement mark(s);
-  for (std::size_t i = 0; i < picked.size(); ++i)
-    mark.exchange(use(picked[i], "id" + std::to_string(i)));
+  bind_ids(mark, picked);
   mark.exchange(use(worker, "worker"));
   mark.exchange(use(tok, "token"));
   mark.exchange(use(lease_ms, "lease_ms"));
-  mark.alloc();
-  mark.prepare(expand_ids(q.claim_mark, picked.size()));
-  mark.define_and_bind();
+  prepare_once(mark, expand_ids(q.claim_mark, picked.size()));
   mark.execute(true);
   std::vector<std::int64_t> ids(picked.begin(), picked.end());
   return jobs_by_ids(ids);
@@ -173,10 +179,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
 std::vector<Job> JobRepository::jobs_by_ids(const std::vector<std::int64_t>& ids) {
   std::vector<long long> bound(ids.begin(), ids.end());
   return fetch_jobs(db_.session(), expand_ids(db_.sql().jobs_by_ids, ids.size()),
-                    [&](soci::statement& st) {
-                      for (std::size_t i = 0; i < bound.size(); ++i)
-                        st.exchange(use(bound[i], "id" + std::to_string(i)));
-                    });
+                    [&](soci::statement& st) { bind_ids(st, bound); });
 }
 
 std::int64_t JobRepository::run_guarded(const std::string& sql, std::int64_t id,
@@ -194,21 +197,68 @@ void JobRepository::ack(const AckItem& item) {
 }
 
 std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
+  // Acks without a result are grouped by token and done a chunk at a time in one
+  // statement; acks with a result are one UPDATE each (prepared once).
+  std::map<std::string, std::vector<long long>> by_token;
+  std::vector<const AckItem*> with_result;
+  for (const AckItem& item : items) {
+    if (item.result)
+      with_result.push_back(&item);
+    else
+      by_token[item.token].push_back(item.id);
+  }
   std::vector<std::int64_t> lost;
   db_.transaction([&] {
     lost.clear();
+    auto& s = db_.session();
+    const Statements& q = db_.sql();
+    for (auto& [token_text, all_ids] : by_token) {
+      for (std::size_t start = 0; start < all_ids.size(); start += kBulkRows) {
+        std::vector<long long> ids(all_ids.begin() + static_cast<std::ptrdiff_t>(start),
+                                   all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                         all_ids.size(), start + kBulkRows)));
+        std::string token = token_text;
+        std::vector<long long> acked;
+        // Runs a "{ids}" ack statement; collects the ids it returns (row by row: SOCI's
+        // vector intos miss a single RETURNING row on SQLite).
+        auto run = [&](const std::string& sql, std::vector<long long>& bound, bool returns) {
+          long long one = 0;
+          soci::statement st(s);
+          if (returns) st.exchange(soci::into(one));
+          bind_ids(st, bound);
+          st.exchange(use(token, "token"));
+          prepare_once(st, expand_ids(sql, bound.size()));
+          std::vector<long long> got;
+          for (bool row = st.execute(true); returns && row; row = st.fetch()) got.push_back(one);
+          if (returns) acked = got;
+        };
+        if (q.ack_pick.empty()) {
+          run(q.ack_ids, ids, true);  // RETURNING id
+        } else {
+          run(q.ack_pick, ids, true);  // lock what the token still holds
+          if (!acked.empty()) {
+            std::vector<long long> held = acked;
+            run(q.ack_ids, held, false);
+            acked = held;
+          }
+        }
+        std::sort(acked.begin(), acked.end());
+        for (long long id : ids)
+          if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
+      }
+    }
+    if (with_result.empty()) return;
     long long id = 0;
     std::string token, result;
-    soci::indicator result_ind = soci::i_null;
-    soci::statement st = (db_.session().prepare << db_.sql().ack, use(result, result_ind, "result"),
-                          use(id, "id"), use(token, "token"));
-    for (const AckItem& item : items) {
-      id = item.id;
-      token = item.token;
-      result = item.result.value_or("");
-      result_ind = item.result ? soci::i_ok : soci::i_null;
+    soci::indicator result_ind = soci::i_ok;
+    soci::statement st =
+        (s.prepare << q.ack, use(result, result_ind, "result"), use(id, "id"), use(token, "token"));
+    for (const AckItem* item : with_result) {
+      id = item->id;
+      token = item->token;
+      result = *item->result;
       st.execute(true);
-      if (st.get_affected_rows() == 0) lost.push_back(item.id);
+      if (st.get_affected_rows() == 0) lost.push_back(item->id);
     }
   });
   return lost;

@@ -34,9 +34,7 @@ std::vector<Lease> LeaseRepository::leases(const LeaseFilter& f) {
     st.exchange(use(within_ms, "within_ms"));
     st.exchange(use(older_ms, "older_ms"));
     st.exchange(use(limit, "limit"));
-    st.alloc();
-    st.prepare(db_.sql().list_leases);
-    st.define_and_bind();
+    prepare_once(st, db_.sql().list_leases);
     for (bool got = st.execute(true); got; got = st.fetch())
       out.push_back({reader.job(), seconds_left});
   });
@@ -78,9 +76,7 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       mark.exchange(use(base_ms, "base_ms"));
       mark.exchange(use(cap_ms, "cap_ms"));
       mark.exchange(use(jitter, "jitter"));
-      mark.alloc();
-      mark.prepare(expand_ids(q.reap_mark, ids.size()));
-      mark.define_and_bind();
+      prepare_once(mark, expand_ids(q.reap_mark, ids.size()));
       mark.execute(true);
       // Read back inside the transaction: the rows we changed are still ours.
       long long id = 0;
@@ -89,9 +85,7 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       read.exchange(soci::into(id));
       read.exchange(soci::into(status));
       bind_ids(read, ids);
-      read.alloc();
-      read.prepare(expand_ids(q.statuses_by_ids, ids.size()));
-      read.define_and_bind();
+      prepare_once(read, expand_ids(q.statuses_by_ids, ids.size()));
       for (bool got = read.execute(true); got; got = read.fetch()) {
         if (status == static_cast<int>(Status::ready)) requeued.push_back(id);
         if (status == static_cast<int>(Status::failed)) failed.push_back(id);

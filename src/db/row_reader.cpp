@@ -66,13 +66,17 @@ void bind_ids(soci::statement& st, std::vector<long long>& ids) {
     st.exchange(soci::use(ids[i], "id" + std::to_string(i)));
 }
 
+void prepare_once(soci::statement& st, const std::string& sql) {
+  st.alloc();
+  st.prepare(sql, soci::details::st_one_time_query);
+  st.define_and_bind();
+}
+
 long long execute_on_ids(soci::session& session, const std::string& sql,
                          std::vector<long long>& ids) {
   soci::statement st(session);
   bind_ids(st, ids);
-  st.alloc();
-  st.prepare(expand_ids(sql, ids.size()));
-  st.define_and_bind();
+  prepare_once(st, expand_ids(sql, ids.size()));
   st.execute(true);
   return st.get_affected_rows();
 }

@@ -25,6 +25,10 @@ class JobRowReader {
   std::array<soci::indicator, kColumns> nulls_{};
 };
 
+// Prepares `st` (its intos and uses already exchanged) to run `sql` once: no server-side
+// prepared statement to create and deallocate, so one round trip on PostgreSQL.
+void prepare_once(soci::statement& st, const std::string& sql);
+
 // Prepares `sql` with the binds `add_uses(statement&)` adds, runs it, and collects the
 // job rows it returns.
 template <typename AddUses>
@@ -33,9 +37,7 @@ std::vector<Job> fetch_jobs(soci::session& session, const std::string& sql, AddU
   JobRowReader reader;
   reader.bind(st);
   add_uses(st);
-  st.alloc();
-  st.prepare(sql);
-  st.define_and_bind();
+  prepare_once(st, sql);
   std::vector<Job> jobs;
   for (bool got = st.execute(true); got; got = st.fetch()) jobs.push_back(reader.job());
   return jobs;

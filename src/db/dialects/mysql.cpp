@@ -1,4 +1,379 @@
+// MySQL 8.0.1+ and MariaDB 10.6+ (InnoDB): times are DATETIME(6) in UTC (the session
+// time zone is set to +00:00 and every time comes from NOW(6)), printed as RFC 3339 UTC
+// text with microseconds; payload and result are JSON (LONGTEXT checked by json_valid
+// on MariaDB); the claim is one short READ COMMITTED transaction, SELECT ... FOR UPDATE
+// SKIP LOCKED on the claim index then UPDATE ... WHERE id IN (...), since neither server
+// has UPDATE ... RETURNING in common; named locks are GET_LOCK on the session.
+//
+// What SOCI's MySQL backend asks of the SQL text:
+//   - it splices every bound value into the text client-side (strings quoted with
+//     mysql_real_escape_string, numbers printed, NULL as NULL), so a placeholder may
+//     stand anywhere a literal may, LIMIT included;
+//   - it takes every ":name" outside single-quoted literals for a placeholder: a colon
+//     may appear only inside a literal ('%H:%i:%s'), never in a comment or a double-quoted
+//     string; a statement run without binds is cut at its first stray colon;
+//   - the session connects with CLIENT_FOUND_ROWS, so an UPDATE reports the rows it
+//     matched, and INSERT ... ON DUPLICATE KEY UPDATE id = id reports 1 for a duplicate:
+//     inserts that skip duplicates use INSERT IGNORE, which reports 0 for them;
+//   - every column is read back as text (std::string, integers and doubles parse it).
+// Each placeholder name appears once per statement (the other backends need that).
+//
+// Single-table UPDATE assigns left to right, later assignments seeing earlier new
+// values: the CASEs below test only attempts and max_attempts, which they leave alone,
+// and reap_mark reads lock_until into last_error before clearing it.
+
+#include <soci/mysql/soci-mysql.h>
+
+#include <cstdio>
+
+#include "core/errors.hpp"
 #include "db/dialect.hpp"
+
 namespace queuectl {
-std::unique_ptr<Dialect> make_mysql_dialect() { return make_sqlite_dialect(); }
+namespace {
+
+#define QC_NOW "NOW(6)"
+// A bound millisecond count added to now.
+#define QC_NOW_PLUS(ms) "(NOW(6) + INTERVAL (" ms " * 1000) MICROSECOND)"
+#define QC_NOW_MINUS(ms) "(NOW(6) - INTERVAL (" ms " * 1000) MICROSECOND)"
+// A DATETIME(6) column as RFC 3339 UTC text with microseconds (NULL stays NULL).
+#define QC_TS(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
+// Backoff for the attempt just made, in milliseconds: min(cap, base * 2^(attempts-1))
+// times jitter. POW works in doubles: with 1 << n (BIGINT UNSIGNED) the product
+// overflows, error 1690, once base * 2^40 passes 2^64, e.g. --retry-in 5h at attempt 41.
+#define QC_BACKOFF_MS \
+  "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * :jitter)"
+#define QC_RUN_AT_AFTER_BACKOFF \
+  "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS " * 1000) MICROSECOND)"
+
+constexpr const char* kJobColumns =
+    "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
+    "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
+    "dedupe_key, group_key, " QC_TS("created_at") ", " QC_TS("updated_at") ", "
+    QC_TS("finished_at");
+
+Statements make_statements() {
+  Statements s;
+  const std::string cols = kJobColumns;
+  s.job_columns = cols;
+  s.now = "SELECT " QC_TS(QC_NOW);
+
+  // INSERT IGNORE, not ON DUPLICATE KEY UPDATE: see CLIENT_FOUND_ROWS above. IGNORE also
+  // turns other row errors into warnings, which is why every value is validated first.
+  s.insert_job = R"(
+    INSERT IGNORE INTO job_queue
+           (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+    VALUES (:queue, :priority,
+            COALESCE(CAST(:run_at AS DATETIME(6)), NOW(6)) + INTERVAL (:delay_ms * 1000) MICROSECOND,
+            :max_attempts, :payload, :dedupe_key, :group_key))";
+  s.insert_many_prefix =
+      "INSERT IGNORE INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
+      "group_key) VALUES ";
+  s.insert_values_row =
+      "(:q{n}, :p{n}, COALESCE(CAST(:r{n} AS DATETIME(6)), NOW(6)) + INTERVAL (:d{n} * 1000) "
+      "MICROSECOND, :m{n}, :j{n}, :k{n}, :g{n})";
+  s.insert_many_suffix = "";
+  s.last_insert_id = "SELECT LAST_INSERT_ID()";
+  s.job_by_id = "SELECT " + cols + " FROM job_queue WHERE id = :id";
+  s.job_by_dedupe_key =
+      "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
+  s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+
+  // The claim, in one transaction at READ COMMITTED (set on the session). The SELECT
+  // locks the rows it returns and skips rows other claimers hold; the UPDATE marks them.
+  s.claim_returns_jobs = false;
+  s.claim_pick = R"(
+    SELECT id
+      FROM job_queue FORCE INDEX (ix_job_queue_claim)
+     WHERE queue = :queue
+       AND status = 0
+       AND run_at <= NOW(6)
+       AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                        WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
+     ORDER BY priority DESC, run_at, id
+     LIMIT :limit
+       FOR UPDATE SKIP LOCKED)";
+  s.claim_mark = R"(
+    UPDATE job_queue
+       SET status = 1,
+           attempts = attempts + 1,
+           locked_by = :worker,
+           lock_token = :token,
+           locked_at = NOW(6),
+           lock_until = )" QC_NOW_PLUS(":lease_ms") R"(,
+           updated_at = NOW(6)
+     WHERE id IN ({ids}))";
+
+  s.ack = R"(
+    UPDATE job_queue
+       SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
+           finished_at = NOW(6), updated_at = NOW(6)
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+  // No RETURNING on UPDATE: lock the rows the token still holds, then ack exactly those.
+  s.ack_pick = R"(
+    SELECT id FROM job_queue
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token
+       FOR UPDATE)";
+  s.ack_ids = R"(
+    UPDATE job_queue
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+           finished_at = NOW(6), updated_at = NOW(6)
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)";
+  s.fail_retry = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN NOW(6) END,
+           last_error = :error, lock_token = NULL, lock_until = NULL,
+           updated_at = NOW(6)
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+  s.fail_final = R"(
+    UPDATE job_queue
+       SET status = 3, last_error = :error, lock_token = NULL, lock_until = NULL,
+           finished_at = NOW(6), updated_at = NOW(6)
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+  s.extend = R"(
+    UPDATE job_queue
+       SET lock_until = )" QC_NOW_PLUS(":lease_ms") R"(, updated_at = NOW(6)
+     WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > NOW(6))";
+  s.release = R"(
+    UPDATE job_queue
+       SET status = 0, attempts = GREATEST(attempts - 1, 0), run_at = NOW(6),
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = NOW(6)
+     WHERE id = :id AND status = 1 AND lock_token = :token)";
+
+  s.list_jobs = "SELECT " + cols + R"(
+      FROM job_queue
+     WHERE queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND id > :after
+     ORDER BY id
+     LIMIT :limit)";
+
+  // Ready rows per queue. The derived table lists the queues with a loose index scan
+  // ("Using index for group-by", a few reads per queue), and the join reads each queue's
+  // ready rows from the claim index (ref on queue, status = 0), so that finished jobs,
+  // however many, are never scanned. Queues with nothing ready are left out.
+  s.stats_ready = R"(
+    SELECT q.queue,
+           SUM(CASE WHEN j.run_at <= NOW(6) THEN 1 ELSE 0 END),
+           SUM(CASE WHEN j.run_at > NOW(6) THEN 1 ELSE 0 END),
+           TIMESTAMPDIFF(MICROSECOND, MIN(CASE WHEN j.run_at <= NOW(6) THEN j.run_at END),
+                         NOW(6)) / 1e6
+      FROM (SELECT DISTINCT queue FROM job_queue) q
+      JOIN job_queue j FORCE INDEX (ix_job_queue_claim) ON j.queue = q.queue AND j.status = 0
+     GROUP BY q.queue)";
+  s.stats_processing = R"(
+    SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END)
+      FROM job_queue FORCE INDEX (ix_job_queue_lease)
+     WHERE status = 1
+     GROUP BY queue)";
+  s.stats_finished = R"(
+    SELECT queue, status, COUNT(*)
+      FROM job_queue
+     WHERE status >= 2
+     GROUP BY queue, status)";
+  s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
+
+  s.list_leases = "SELECT " + cols + R"(, TIMESTAMPDIFF(MICROSECOND, NOW(6), lock_until) / 1e6
+      FROM job_queue FORCE INDEX (ix_job_queue_lease)
+     WHERE status = 1
+       AND queue = COALESCE(:queue, queue)
+       AND locked_by = COALESCE(:worker, locked_by)
+       AND lock_until < )" QC_NOW_PLUS(":within_ms") R"(
+       AND locked_at <= )" QC_NOW_MINUS(":older_ms") R"(
+     ORDER BY lock_until, id
+     LIMIT :limit)";
+
+  s.reap_pick = R"(
+    SELECT id
+      FROM job_queue FORCE INDEX (ix_job_queue_lease)
+     WHERE status = 1 AND lock_until < NOW(6)
+       AND queue = COALESCE(:queue, queue)
+     ORDER BY lock_until, id
+     LIMIT :batch
+       FOR UPDATE SKIP LOCKED)";
+  s.reap_mark = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN NOW(6) END,
+           last_error = CONCAT('lease expired at ', )" QC_TS("lock_until") R"(,
+                               ' while held by ', COALESCE(locked_by, 'an unknown worker')),
+           lock_token = NULL, lock_until = NULL,
+           updated_at = NOW(6)
+     WHERE id IN ({ids}) AND status = 1 AND lock_until < NOW(6))";
+  s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+
+  s.retry_ids = R"(
+    UPDATE job_queue
+       SET status = 0, attempts = 0, run_at = NOW(6), finished_at = NULL,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = NOW(6)
+     WHERE id IN ({ids}) AND status IN (3, 4))";
+  s.cancel_ids = R"(
+    UPDATE job_queue
+       SET status = 4, finished_at = NOW(6), updated_at = NOW(6)
+     WHERE id IN ({ids}) AND status = 0)";
+  s.cancel_ids_force = R"(
+    UPDATE job_queue
+       SET status = 4, lock_token = NULL, lock_until = NULL,
+           finished_at = NOW(6), updated_at = NOW(6)
+     WHERE id IN ({ids}) AND status IN (0, 1))";
+  s.finished_pick = R"(
+    SELECT id
+      FROM job_queue
+     WHERE id > :after
+       AND status >= 2
+       AND queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND finished_at < )" QC_NOW_MINUS(":older_ms") R"(
+     ORDER BY id
+     LIMIT :batch)";
+  s.delete_ids = "DELETE FROM job_queue WHERE id IN ({ids}) AND status >= 2";
+  s.pause_queue = R"(
+    INSERT INTO queuectl_queues (queue, paused_at) VALUES (:queue, NOW(6))
+    ON DUPLICATE KEY UPDATE paused_at = NOW(6))";
+  s.resume_queue = "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = :queue";
+  s.queue_names = R"(
+    SELECT queue FROM job_queue GROUP BY queue
+    UNION
+    SELECT queue FROM queuectl_queues
+    ORDER BY 1)";
+
+  // GET_LOCK is held by the session until RELEASE_LOCK or disconnect: no heartbeat.
+  // Both statements use :key only; acquire returns 1 when taken, 0 when held elsewhere.
+  s.lock_needs_heartbeat = false;
+  s.lock_acquire = "SELECT GET_LOCK(:key, 0)";
+  s.lock_refresh = "";
+  s.lock_release = "SELECT RELEASE_LOCK(:key)";
+
+  s.create_migrations_table = R"(
+    CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
+      version    INT          NOT NULL,
+      name       VARCHAR(255) NOT NULL,
+      applied_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+      PRIMARY KEY (version)
+    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin)";
+  s.applied_migrations =
+      "SELECT version, name, " QC_TS("applied_at") " FROM queuectl_schema_migrations ORDER BY version";
+  s.record_migration = "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
+  return s;
 }
+
+// Error numbers (server: mysqld_error.h / MariaDB's; client: errmsg.h).
+constexpr unsigned kLockWaitTimeout = 1205;    // ER_LOCK_WAIT_TIMEOUT
+constexpr unsigned kDeadlock = 1213;           // ER_LOCK_DEADLOCK
+constexpr unsigned kServerShutdown = 1053;     // ER_SERVER_SHUTDOWN
+constexpr unsigned kConnectionKilled = 1927;   // ER_CONNECTION_KILLED (MariaDB)
+constexpr unsigned kClientTimeout = 4031;      // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
+constexpr unsigned kConnectionError = 2002;    // CR_CONNECTION_ERROR (socket)
+constexpr unsigned kConnHostError = 2003;      // CR_CONN_HOST_ERROR (TCP)
+constexpr unsigned kServerGone = 2006;         // CR_SERVER_GONE_ERROR
+constexpr unsigned kServerLost = 2013;         // CR_SERVER_LOST
+constexpr unsigned kDuplicateKey = 1062;       // ER_DUP_ENTRY
+constexpr unsigned kForeignKey = 1452;         // ER_NO_REFERENCED_ROW_2
+constexpr unsigned kCheckMysql = 3819;         // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+)
+constexpr unsigned kCheckMariadb = 4025;       // ER_CONSTRAINT_FAILED (MariaDB)
+constexpr unsigned kInvalidJsonMysql = 3140;   // ER_INVALID_JSON_TEXT: MariaDB's is a CHECK
+
+const soci::mysql_soci_error* mysql_error(const soci::soci_error& e) {
+  return dynamic_cast<const soci::mysql_soci_error*>(&e);
+}
+
+class MysqlDialect final : public Dialect {
+ public:
+  Backend backend() const override { return Backend::mysql; }
+  const Statements& sql() const override { return statements_; }
+
+  void configure_session(soci::session& session) const override {
+    // utf8mb4 whatever the client library's default; UTC for NOW(6) and DATETIME; a
+    // known sql_mode, whatever the server's (strict, and no ANSI_QUOTES,
+    // PIPES_AS_CONCAT or NO_BACKSLASH_ESCAPES to change how this SQL reads).
+    session << "SET NAMES utf8mb4";
+    session << "SET time_zone = '+00:00', sql_mode = 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,"
+               "NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'";
+    // The claim's locking read must lock only the rows it returns (no gap locks), and
+    // each statement must see rows committed since the transaction began.
+    session << "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    // Every skipped row of a 500-row INSERT IGNORE must stay visible to SHOW WARNINGS.
+    session << "SET SESSION max_error_count = 65535";
+  }
+
+  // INSERT IGNORE skips duplicates (warning 1062) but also rows that break a CHECK or
+  // would be truncated: only duplicates may pass.
+  void check_skipped_rows(soci::session& session) const override {
+    std::string level, message;
+    int code = 0;
+    soci::statement st = (session.prepare << "SHOW WARNINGS", soci::into(level),
+                          soci::into(code), soci::into(message));
+    for (bool got = st.execute(true); got; got = st.fetch()) {
+      if (code != 1062)
+        throw Error("the database rejected a job: " + message + " (MySQL warning " +
+                    std::to_string(code) + ")");
+    }
+  }
+  void begin(soci::session& session) const override { session.begin(); }
+
+  bool is_contention(const soci::soci_error& e) const override {
+    auto* err = mysql_error(e);
+    return err && (err->err_num_ == kDeadlock || err->err_num_ == kLockWaitTimeout);
+  }
+  bool is_connection_failure(const soci::soci_error& e) const override {
+    if (e.get_error_category() == soci::soci_error::connection_error) return true;
+    auto* err = mysql_error(e);
+    if (!err) return false;
+    switch (err->err_num_) {
+      case kConnectionError:
+      case kConnHostError:
+      case kServerGone:
+      case kServerLost:
+      case kServerShutdown:
+      case kConnectionKilled:
+      case kClientTimeout:
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool is_constraint_violation(const soci::soci_error& e) const override {
+    auto* err = mysql_error(e);
+    if (!err) return false;
+    switch (err->err_num_) {
+      case kDuplicateKey:
+      case kForeignKey:
+      case kCheckMysql:
+      case kCheckMariadb:
+      case kInvalidJsonMysql:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // GET_LOCK names are at most 64 characters. A longer name keeps its first 40 bytes
+  // (cut on a UTF-8 boundary), then ':' and 16 hex digits of its stable hash.
+  std::string lock_key(const std::string& name) const override {
+    if (name.size() <= kMaxLockName) return name;
+    std::size_t cut = kKeptPrefix;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(stable_hash64(name)));
+    return name.substr(0, cut) + ":" + hash;
+  }
+
+ private:
+  static constexpr std::size_t kMaxLockName = 64;
+  static constexpr std::size_t kKeptPrefix = 40;
+  Statements statements_ = make_statements();
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_mysql_dialect() { return std::make_unique<MysqlDialect>(); }
+
+}  // namespace queuectl

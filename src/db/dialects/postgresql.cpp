@@ -1,4 +1,399 @@
+// PostgreSQL 12+: times are TIMESTAMPTZ from the database clock (now(), the start of the
+// current transaction), printed as RFC 3339 UTC text with microseconds; payload and
+// result are JSONB; the claim is one statement (a CTE picking ids with FOR UPDATE SKIP
+// LOCKED, then UPDATE ... RETURNING); named locks are session advisory locks.
+//
+// What SOCI's PostgreSQL backend asks of the SQL text:
+//   - it rewrites every ":name" outside single-quoted literals to "$n", so a colon may
+//     appear only inside a literal ('HH24:MI:SS') or as "::" (not used here: CAST reads
+//     better and cannot be mistaken for a placeholder); no comments inside statements;
+//   - every value arrives as an untyped text parameter, so each placeholder is CAST to
+//     the type it stands for wherever inference could pick the wrong one;
+//   - every column is read back as text (std::string, integers and doubles parse it).
+// Each placeholder name appears once per statement. (SOCI 4.0.3 itself binds a repeated
+// name to every occurrence and ignores a bound name the text lacks, but positional binds,
+// as in enqueue_many, and the other backends need one placeholder per value.)
+
+#include <soci/postgresql/soci-postgresql.h>
+
+#include <cstdint>
+#include <cstring>
+
 #include "db/dialect.hpp"
+
 namespace queuectl {
-std::unique_ptr<Dialect> make_postgresql_dialect() { return make_sqlite_dialect(); }
+namespace {
+
+// A timestamp as RFC 3339 UTC text with microseconds (NULL stays NULL). The colons sit
+// inside a literal, where SOCI leaves them alone.
+#define QC_RFC3339 "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'"
+#define QC_TS(col) "to_char((" col ") AT TIME ZONE 'UTC', " QC_RFC3339 ")"
+// A bound millisecond count as an interval. Clamped to about 300 years, so that an absurd
+// duration saturates instead of overflowing the interval or the timestamp.
+#define QC_MS(param) "(LEAST(CAST(" param " AS bigint), 10000000000000) * INTERVAL '1 millisecond')"
+// Backoff for the attempt just made: min(cap, base * 2^(attempts-1)) * jitter, in
+// double precision so that a large base cannot overflow a bigint.
+#define QC_BACKOFF                                                                          \
+  "(LEAST(CAST(:cap_ms AS double precision),"                                              \
+  " CAST(:base_ms AS double precision)"                                                    \
+  " * CAST(CAST(1 AS bigint) << LEAST(GREATEST(attempts - 1, 0), 40) AS double precision),"\
+  " 10000000000000) * CAST(:jitter AS double precision) * INTERVAL '1 millisecond')"
+
+// Optional filters (:queue NULL for all, a status bit mask) read their arguments from a
+// one-row subquery in FROM, "a": PostgreSQL flattens it into the query, so each
+// placeholder is named once and the planner still sees the bound constants. With them,
+// "a.arg_queue IS NULL OR queue = a.arg_queue" folds to nothing or to "queue = 'x'", and
+// the mask folds to "status = ANY ('{NULL,NULL,2,3,4}')", which the statistics can
+// estimate. (The COALESCE and shift forms estimated at 0.5 percent each, which sent
+// purge batches to a sequential scan and sort of the whole table.)
+#define QC_STATUS_IN_MASK(m)                                                        \
+  "status = ANY (ARRAY[CASE WHEN " m " & 1 <> 0 THEN 0 END, "                        \
+  "CASE WHEN " m " & 2 <> 0 THEN 1 END, CASE WHEN " m " & 4 <> 0 THEN 2 END, "       \
+  "CASE WHEN " m " & 8 <> 0 THEN 3 END, CASE WHEN " m " & 16 <> 0 THEN 4 END])"
+
+// Job's columns, in Job's order, each qualified with `alias` (empty or "j.").
+std::string job_columns(const std::string& a) {
+  auto ts = [&](const char* col) {
+    return "to_char(" + a + col + " AT TIME ZONE 'UTC', " QC_RFC3339 ")";
+  };
+  return a + "id, " + a + "queue, " + a + "status, " + a + "priority, " + ts("run_at") + ", " +
+         a + "attempts, " + a + "max_attempts, " + a + "payload, " + a + "result, " + a +
+         "last_error, " + a + "locked_by, " + a + "lock_token, " + ts("locked_at") + ", " +
+         ts("lock_until") + ", " + a + "dedupe_key, " + a + "group_key, " + ts("created_at") +
+         ", " + ts("updated_at") + ", " + ts("finished_at");
 }
+
+// :queue, or NULL when the queue is paused (then no row matches). Evaluated once per
+// statement, and names :queue once.
+constexpr const char* kUnpausedQueue = R"((
+         SELECT t.queue
+           FROM (SELECT CAST(:queue AS text) AS queue) t
+          WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                             WHERE p.queue = t.queue AND p.paused_at IS NOT NULL)))";
+
+Statements make_statements() {
+  Statements s;
+  const std::string cols = job_columns("");
+  s.job_columns = cols;
+  s.now = "SELECT " QC_TS("now()");
+
+  s.insert_job = R"(
+    INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+    VALUES (CAST(:queue AS text), CAST(:priority AS integer),
+            COALESCE(CAST(:run_at AS timestamp) AT TIME ZONE 'UTC', now()) + )" QC_MS(":delay_ms") R"(,
+            CAST(:max_attempts AS integer), CAST(:payload AS jsonb),
+            CAST(:dedupe_key AS text), CAST(:group_key AS text))
+    ON CONFLICT (queue, dedupe_key) DO NOTHING)";
+  // Many rows: the VALUES rows are bare placeholders (typed as text) and the SELECT casts
+  // and computes once for all rows. With casts and the run_at expression in every row,
+  // PostgreSQL spent about 50 ms parsing each 500-row statement.
+  s.insert_many_prefix =
+      "INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
+      "group_key) SELECT v.q, CAST(v.p AS integer), "
+      "COALESCE(CAST(v.r AS timestamp) AT TIME ZONE 'UTC', now()) + " QC_MS("v.d") ", "
+      "CAST(v.m AS integer), CAST(v.j AS jsonb), v.k, v.g FROM (VALUES ";
+  // Placeholders in bind order: queue, priority, run_at, delay, max_attempts, payload,
+  // dedupe_key, group_key (the repository binds them by position).
+  s.insert_values_row = "(:q{n}, :p{n}, :r{n}, :d{n}, :m{n}, :j{n}, :k{n}, :g{n})";
+  s.insert_many_suffix =
+      ") AS v (q, p, r, d, m, j, k, g) ON CONFLICT (queue, dedupe_key) DO NOTHING";
+  s.last_insert_id = "SELECT lastval()";
+  s.job_by_id = "SELECT " + cols + " FROM job_queue WHERE id = CAST(:id AS bigint)";
+  s.job_by_dedupe_key = "SELECT " + cols +
+                        " FROM job_queue WHERE queue = CAST(:queue AS text)"
+                        " AND dedupe_key = CAST(:dedupe_key AS text)";
+  s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+
+  // One statement: the CTE locks up to :limit due rows in claim order, skipping rows
+  // other claimers hold, and the UPDATE marks exactly those rows and returns them.
+  // The paused check is a one-time subquery on the queue name, not a per-row anti-join:
+  // with the anti-join the planner misjudged its selectivity and chose a sequential scan
+  // and sort over the whole table instead of the claim index.
+  s.claim_returns_jobs = true;
+  s.claim_in_transaction = false;  // one statement: atomic in autocommit
+  s.claim = R"(
+    WITH picked AS (
+      SELECT id
+        FROM job_queue
+       WHERE queue = )" + std::string(kUnpausedQueue) + R"(
+         AND status = 0
+         AND run_at <= now()
+       ORDER BY priority DESC, run_at, id
+       LIMIT CAST(:limit AS integer)
+         FOR UPDATE SKIP LOCKED)
+    UPDATE job_queue j
+       SET status = 1,
+           attempts = j.attempts + 1,
+           locked_by = CAST(:worker AS text),
+           lock_token = CAST(:token AS text),
+           locked_at = now(),
+           lock_until = now() + )" QC_MS(":lease_ms") R"(,
+           updated_at = now()
+      FROM picked
+     WHERE j.id = picked.id
+    RETURNING )" + job_columns("j.");
+  // The two-step claim (unused here: claim_returns_jobs), kept valid for completeness.
+  s.claim_pick = R"(
+    SELECT id
+      FROM job_queue
+     WHERE queue = )" + std::string(kUnpausedQueue) + R"(
+       AND status = 0
+       AND run_at <= now()
+     ORDER BY priority DESC, run_at, id
+     LIMIT CAST(:limit AS integer)
+       FOR UPDATE SKIP LOCKED)";
+  s.claim_mark = R"(
+    UPDATE job_queue
+       SET status = 1,
+           attempts = attempts + 1,
+           locked_by = CAST(:worker AS text),
+           lock_token = CAST(:token AS text),
+           locked_at = now(),
+           lock_until = now() + )" QC_MS(":lease_ms") R"(,
+           updated_at = now()
+     WHERE id IN ({ids}) AND status = 0)";
+
+  s.ack = R"(
+    UPDATE job_queue
+       SET status = 2, result = CAST(:result AS jsonb), lock_token = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+  // Many acks without a result under one token: one UPDATE returning the ids it changed.
+  s.ack_ids = R"(
+    UPDATE job_queue
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text)
+    RETURNING id)";
+  s.ack_pick = "";
+  s.fail_retry = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE now() + )" QC_BACKOFF R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+           last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+  s.fail_final = R"(
+    UPDATE job_queue
+       SET status = 3, last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+  s.extend = R"(
+    UPDATE job_queue
+       SET lock_until = now() + )" QC_MS(":lease_ms") R"(, updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text)
+       AND lock_until > now())";
+  s.release = R"(
+    UPDATE job_queue
+       SET status = 0, attempts = GREATEST(attempts - 1, 0), run_at = now(),
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+
+  s.list_jobs = "SELECT " + cols + R"(
+      FROM job_queue,
+           (SELECT CAST(:queue AS text) AS arg_queue,
+                   CAST(:status_mask AS integer) AS arg_mask) a
+     WHERE (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND id > CAST(:after AS bigint)
+     ORDER BY id
+     LIMIT CAST(:limit AS integer))";
+
+  // Served by the claim index (status = 0), which an index-only scan can answer.
+  s.stats_ready = R"(
+    SELECT queue,
+           COUNT(*) FILTER (WHERE run_at <= now()),
+           COUNT(*) FILTER (WHERE run_at > now()),
+           CAST(EXTRACT(EPOCH FROM now() - MIN(run_at) FILTER (WHERE run_at <= now()))
+                AS double precision)
+      FROM job_queue
+     WHERE status = 0
+     GROUP BY queue)";
+  // Served by the lease index (status = 1).
+  s.stats_processing = R"(
+    SELECT queue, COUNT(*), COUNT(*) FILTER (WHERE lock_until < now())
+      FROM job_queue
+     WHERE status = 1
+     GROUP BY queue)";
+  // Served by the finished index (status >= 2).
+  s.stats_finished = R"(
+    SELECT queue, status, COUNT(*)
+      FROM job_queue
+     WHERE status >= 2
+     GROUP BY queue, status)";
+  s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
+
+  s.list_leases = "SELECT " + cols +
+                  ", CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)" R"(
+      FROM job_queue,
+           (SELECT CAST(:queue AS text) AS arg_queue, CAST(:worker AS text) AS arg_worker) a
+     WHERE status = 1
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND (a.arg_worker IS NULL OR locked_by = a.arg_worker)
+       AND lock_until < now() + )" QC_MS(":within_ms") R"(
+       AND locked_at <= now() - )" QC_MS(":older_ms") R"(
+     ORDER BY lock_until, id
+     LIMIT CAST(:limit AS integer))";
+
+  s.reap_pick = R"(
+    SELECT id
+      FROM job_queue, (SELECT CAST(:queue AS text) AS arg_queue) a
+     WHERE status = 1 AND lock_until < now()
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+     ORDER BY lock_until, id
+     LIMIT CAST(:batch AS integer)
+       FOR UPDATE OF job_queue SKIP LOCKED)";
+  s.reap_mark = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE now() + )" QC_BACKOFF R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+           last_error = 'lease expired at ' || )" QC_TS("lock_until") R"( || ' while held by '
+                        || COALESCE(locked_by, 'an unknown worker'),
+           lock_token = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id IN ({ids}) AND status = 1 AND lock_until < now())";
+  s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+
+  s.retry_ids = R"(
+    UPDATE job_queue
+       SET status = 0, attempts = 0, run_at = now(), finished_at = NULL,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id IN ({ids}) AND status IN (3, 4))";
+  s.cancel_ids = R"(
+    UPDATE job_queue
+       SET status = 4, finished_at = now(), updated_at = now()
+     WHERE id IN ({ids}) AND status = 0)";
+  s.cancel_ids_force = R"(
+    UPDATE job_queue
+       SET status = 4, lock_token = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id IN ({ids}) AND status IN (0, 1))";
+  s.finished_pick = R"(
+    SELECT id
+      FROM job_queue,
+           (SELECT CAST(:queue AS text) AS arg_queue,
+                   CAST(:status_mask AS integer) AS arg_mask) a
+     WHERE id > CAST(:after AS bigint)
+       AND status >= 2
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND finished_at < now() - )" QC_MS(":older_ms") R"(
+     ORDER BY id
+     LIMIT CAST(:batch AS integer))";
+  s.delete_ids = "DELETE FROM job_queue WHERE id IN ({ids}) AND status >= 2";
+  s.pause_queue = R"(
+    INSERT INTO queuectl_queues (queue, paused_at) VALUES (CAST(:queue AS text), now())
+    ON CONFLICT (queue) DO UPDATE SET paused_at = excluded.paused_at)";
+  s.resume_queue =
+      "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = CAST(:queue AS text)";
+  // Distinct queues by a loose index scan (one probe of the dedupe index per queue), so
+  // the cost follows the number of queues, not the number of jobs.
+  s.queue_names = R"(
+    WITH RECURSIVE q (queue) AS (
+      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > q.queue ORDER BY j.queue LIMIT 1)
+        FROM q
+       WHERE q.queue IS NOT NULL)
+    SELECT queue FROM q WHERE queue IS NOT NULL
+    UNION
+    SELECT queue FROM queuectl_queues
+    ORDER BY 1)";
+
+  // Session advisory locks: released by lock_release or when the session ends, so no
+  // heartbeat. They bind :key only (a 64-bit key, see lock_key).
+  s.lock_needs_heartbeat = false;
+  s.lock_acquire =
+      "SELECT CASE WHEN pg_try_advisory_lock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.lock_refresh = "";
+  s.lock_release =
+      "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+
+  s.create_migrations_table = R"(
+    CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    ))";
+  s.applied_migrations = "SELECT version, name, " QC_TS("applied_at") R"(
+      FROM queuectl_schema_migrations ORDER BY version)";
+  s.record_migration = R"(
+    INSERT INTO queuectl_schema_migrations (version, name)
+    VALUES (CAST(:version AS integer), CAST(:name AS text)))";
+  return s;
+}
+
+bool starts_with(const std::string& text, const char* prefix) {
+  return text.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+std::string sqlstate_of(const soci::soci_error& e) {
+  auto* err = dynamic_cast<const soci::postgresql_soci_error*>(&e);
+  return err ? err->sqlstate() : std::string();
+}
+
+class PostgresqlDialect final : public Dialect {
+ public:
+  Backend backend() const override { return Backend::postgresql; }
+  const Statements& sql() const override { return statements_; }
+
+  void configure_session(soci::session& session) const override {
+    session << "SET TIME ZONE 'UTC'";
+    // SKIP LOCKED claims and the guarded UPDATEs are written for READ COMMITTED; a server
+    // whose default_transaction_isolation is stricter would turn every race into 40001.
+    session << "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    // Keep NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) off stderr: libpq prints them.
+    session << "SET client_min_messages = warning";
+  }
+  void begin(soci::session& session) const override { session.begin(); }
+
+  bool is_contention(const soci::soci_error& e) const override {
+    const std::string state = sqlstate_of(e);
+    return state == "40001"     // serialization_failure
+           || state == "40P01"  // deadlock_detected
+           || state == "55P03"; // lock_not_available (lock_timeout, NOWAIT)
+  }
+  bool is_connection_failure(const soci::soci_error& e) const override {
+    const std::string state = sqlstate_of(e);
+    if (starts_with(state, "08")) return true;  // connection_exception class
+    if (state == "57P01" || state == "57P02" || state == "57P03") return true;  // shutdowns
+    if (e.get_error_category() == soci::soci_error::connection_error) return true;
+    const std::string msg = e.get_error_message();
+    for (const char* needle :
+         {"server closed the connection", "no connection to the server",
+          "could not connect to server", "connection to server at", "Connection refused",
+          "terminating connection", "SSL SYSCALL error", "Cannot establish connection"}) {
+      if (msg.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+  bool is_constraint_violation(const soci::soci_error& e) const override {
+    return starts_with(sqlstate_of(e), "23") ||
+           e.get_error_category() == soci::soci_error::constraint_violation;
+  }
+  // The signed 64-bit value of the name's stable hash, as pg_try_advisory_lock(bigint)
+  // takes it.
+  std::string lock_key(const std::string& name) const override {
+    std::uint64_t h = stable_hash64(name);
+    std::int64_t key = 0;
+    std::memcpy(&key, &h, sizeof key);
+    return std::to_string(key);
+  }
+
+ private:
+  Statements statements_ = make_statements();
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_postgresql_dialect() {
+  return std::make_unique<PostgresqlDialect>();
+}
+
+}  // namespace queuectl

@@ -37,8 +37,8 @@ Statements make_statements() {
       "INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
       "group_key) VALUES ";
   s.insert_values_row =
-      "(:q{n}, :p{n}, strftime('%Y-%m-%d %H:%M:%f', COALESCE(:r{n}, 'now'), (:d{n} / 1000.0) || ' "
-      "seconds'), :m{n}, :j{n}, :k{n}, :g{n})";
+      "(?, ?, strftime('%Y-%m-%d %H:%M:%f', COALESCE(?, 'now'), (? / 1000.0) || ' seconds'), "
+      "?, ?, ?, ?)";
   s.insert_many_suffix = " ON CONFLICT DO NOTHING";
   s.last_insert_id = "SELECT last_insert_rowid()";
   s.job_by_id = "SELECT " + cols + " FROM job_queue WHERE id = :id";
@@ -74,6 +74,12 @@ Statements make_statements() {
        SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id = :id AND status = 1 AND lock_token = :token)";
+  s.ack_ids = R"(
+    UPDATE job_queue
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+           finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token
+    RETURNING id)";
   s.fail_retry = R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
@@ -119,7 +125,7 @@ Statements make_statements() {
      GROUP BY queue)";
   s.stats_processing = R"(
     SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < )" QC_NOW R"( THEN 1 ELSE 0 END)
-      FROM job_queue
+      FROM job_queue INDEXED BY job_queue_leases
      WHERE status = 1
      GROUP BY queue)";
   s.stats_finished = R"(

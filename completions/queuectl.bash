@@ -1,0 +1,279 @@
+# bash completion for queuectl                                -*- shell-script -*-
+#
+# Install: copy to /usr/share/bash-completion/completions/queuectl (system-wide),
+# or ~/.local/share/bash-completion/completions/queuectl (per user), or source it
+# from ~/.bashrc. Needs nothing from the bash-completion package.
+#
+# Queue names come from the database through `queuectl __complete queues`, which
+# honours --db / --db-password-file typed on the line and $QUEUECTL_DB otherwise,
+# and prints nothing on any error.
+
+# Words of the line up to the cursor, split the way the shell would split them
+# (whitespace outside quotes; quotes and backslashes removed). We reparse
+# COMP_LINE instead of trusting COMP_WORDS because bash also splits words at
+# the characters in COMP_WORDBREAKS (":" and "="), which tears apart database
+# URLs (sqlite:///x.db) and queue names such as mail:high.
+# Sets _queuectl_words (all words, the last one being the word being completed).
+_queuectl_split() {
+    local line=$1 word="" quote="" c i have=0
+    _queuectl_words=()
+    for ((i = 0; i < ${#line}; i++)); do
+        c=${line:i:1}
+        if [[ -n $quote ]]; then
+            if [[ $c == "$quote" ]]; then
+                quote=""
+            elif [[ $c == \\ && $quote == '"' && $((i + 1)) -lt ${#line} ]]; then
+                i=$((i + 1))
+                word+=${line:i:1}
+            else
+                word+=$c
+            fi
+            continue
+        fi
+        case $c in
+            [[:space:]])
+                if ((have)); then
+                    _queuectl_words+=("$word")
+                    word="" have=0
+                fi
+                ;;
+            \' | \")
+                quote=$c have=1
+                ;;
+            \\)
+                have=1
+                if ((i + 1 < ${#line})); then
+                    i=$((i + 1))
+                    word+=${line:i:1}
+                fi
+                ;;
+            *)
+                word+=$c have=1
+                ;;
+        esac
+    done
+    _queuectl_words+=("$word") # the word under the cursor, possibly empty
+}
+
+# Options that take a value, for command $1 (global ones included).
+_queuectl_valued() {
+    local v="--db --db-password-file -o --output --max-payload"
+    case $1 in
+        enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
+        claim) v+=" --limit --lease --worker" ;;
+        ack) v+=" --token --result --from" ;;
+        fail) v+=" --token --error --retry-in" ;;
+        extend) v+=" --token --lease" ;;
+        release) v+=" --token" ;;
+        work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker" ;;
+        list) v+=" --status --limit --after" ;;
+        leases) v+=" --expiring-within --older-than --worker --limit" ;;
+        retry) v+=" --status --older-than" ;;
+        purge) v+=" --older-than --status --batch" ;;
+        reap) v+=" --batch" ;;
+        lock) v+=" --wait" ;;
+    esac
+    printf '%s\n' "$v"
+}
+
+# Options of command $1 (or the global ones when $1 is empty).
+_queuectl_options() {
+    local g="--db --db-password-file -o --output -q --quiet -v --verbose --max-payload -h --help"
+    case $1 in
+        "") printf '%s\n' "$g"; return ;;
+        migrate) printf '%s' "--status --print" ;;
+        enqueue) printf '%s' "--priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
+        claim) printf '%s' "--limit --lease --worker" ;;
+        ack) printf '%s' "--token --result --from" ;;
+        fail) printf '%s' "--token --error --retry-in --permanent" ;;
+        extend) printf '%s' "--token --lease" ;;
+        release) printf '%s' "--token" ;;
+        work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker" ;;
+        list) printf '%s' "--status --limit --after" ;;
+        leases) printf '%s' "--expired --expiring-within --older-than --worker --limit" ;;
+        retry) printf '%s' "--status --older-than" ;;
+        cancel) printf '%s' "--force" ;;
+        purge) printf '%s' "--older-than --status --batch --dry-run" ;;
+        reap) printf '%s' "--batch --dry-run --no-lock" ;;
+        lock) printf '%s' "--wait" ;;
+    esac
+    # Global options are accepted after the subcommand too.
+    printf ' %s\n' "$g"
+}
+
+_queuectl() {
+    local -a _queuectl_words
+    local line=${COMP_LINE:0:COMP_POINT}
+    [[ -n $line ]] || line="${COMP_WORDS[*]:0:COMP_CWORD+1}"
+    _queuectl_split "$line"
+
+    local n=${#_queuectl_words[@]}
+    local cur=${_queuectl_words[n - 1]}
+    local prog=${_queuectl_words[0]}
+    # Run the queuectl the user is completing when it is typed as a path.
+    [[ $prog == */* && -x $prog ]] || prog=queuectl
+
+    local cmd="" npos=0 dashdash=0 npostdash=0 prev="" w i
+    local -a dbargs=()
+    local valued
+    valued=" $(_queuectl_valued "") "
+    for ((i = 1; i < n - 1; i++)); do
+        w=${_queuectl_words[i]}
+        if ((dashdash)); then
+            npostdash=$((npostdash + 1))
+            continue
+        fi
+        case $w in
+            --)
+                [[ -n $cmd ]] && dashdash=1
+                ;;
+            --db=* | --db-password-file=*)
+                dbargs+=("${w%%=*}" "${w#*=}")
+                ;;
+            --*=* | -o?*) ;;
+            -*)
+                if [[ $valued == *" $w "* ]]; then
+                    if ((i + 1 < n - 1)); then
+                        i=$((i + 1))
+                        case $w in
+                            --db | --db-password-file) dbargs+=("$w" "${_queuectl_words[i]}") ;;
+                        esac
+                    else
+                        prev=$w # the value of $w is the word being completed
+                    fi
+                fi
+                ;;
+            *)
+                if [[ -z $cmd ]]; then
+                    cmd=$w
+                    valued=" $(_queuectl_valued "$cmd") "
+                else
+                    npos=$((npos + 1))
+                fi
+                ;;
+        esac
+    done
+
+    # The value of an option: after "--opt " or inside "--opt=".
+    local opt="" vprefix=""
+    if [[ -n $prev ]]; then
+        opt=$prev
+    elif ((!dashdash)) && [[ $cur == --*=* ]]; then
+        opt=${cur%%=*} vprefix="${opt}=" cur=${cur#*=}
+        [[ $valued == *" $opt "* ]] || opt=""
+        [[ -n $opt ]] || { COMPREPLY=(); return 0; }
+    elif ((!dashdash)) && [[ $cur == -o?* ]]; then
+        opt=-o vprefix=-o cur=${cur#-o}
+    fi
+
+    local -a cands=()
+    local files=0 nospace=0 list="" listprefix=""
+    if [[ -n $opt ]]; then
+        case $opt in
+            -o | --output)
+                list="table json ndjson prometheus"
+                ;;
+            --status)
+                case $cmd in
+                    retry) list="failed canceled" ;;
+                    purge) list="done failed canceled" ;;
+                    *) list="ready processing done failed canceled" ;;
+                esac
+                # Comma lists: complete the last element.
+                if [[ $cur == *,* ]]; then
+                    listprefix=${cur%,*}, cur=${cur##*,}
+                    local s keep=""
+                    for s in $list; do
+                        [[ ,$listprefix == *",$s,"* ]] || keep+=" $s"
+                    done
+                    list=$keep
+                fi
+                ;;
+            --db)
+                list="postgresql:// mysql:// sqlite:///"
+                nospace=1
+                ;;
+            --db-password-file)
+                files=1
+                ;;
+            --from)
+                files=1
+                list="-"
+                ;;
+            *)
+                COMPREPLY=()
+                return 0
+                ;;
+        esac
+    elif ((dashdash)); then
+        # The command run by `work QUEUE -- CMD...` or `lock NAME -- CMD...`.
+        if ((npostdash == 0)); then
+            mapfile -t cands < <(compgen -c -- "$cur")
+        else
+            files=1
+        fi
+    elif [[ $cur == -* ]]; then
+        list=$(_queuectl_options "$cmd")
+        [[ -n $cmd && ($cmd == work || $cmd == lock) ]] && list+=" --"
+    elif [[ -z $cmd ]]; then
+        list="migrate enqueue claim ack fail extend release work show list stats leases retry cancel purge pause resume reap lock"
+    else
+        case $cmd in
+            enqueue | claim | work | list | leases | retry | purge | pause | resume | reap | stats)
+                if ((npos == 0)) || [[ $cmd == stats ]]; then
+                    list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
+                    if [[ $cmd == stats ]] && ((npos > 0)); then
+                        # Do not offer the queues already named.
+                        local q keep="" typed=" ${_queuectl_words[*]:1:n-2} "
+                        for q in $list; do
+                            [[ $typed == *" $q "* ]] || keep+=" $q"
+                        done
+                        list=$keep
+                    fi
+                elif [[ $cmd == work ]]; then
+                    list="--"
+                fi
+                ;;
+            lock)
+                ((npos >= 1)) && list="--"
+                ;;
+        esac
+    fi
+
+    if [[ -n $list ]]; then
+        local IFS=$' \t\n' c
+        for c in $list; do
+            [[ $c == "$cur"* ]] && cands+=("$vprefix$listprefix$c")
+        done
+    fi
+    if ((files)); then
+        local IFS=$'\n' f
+        for f in $(compgen -f -- "$cur"); do
+            cands+=("$vprefix$f")
+        done
+        # Readline then quotes them and marks directories with "/".
+        compopt -o filenames 2>/dev/null || true
+    fi
+    if ((nospace)); then
+        compopt -o nospace 2>/dev/null || true
+    fi
+
+    # Readline replaces only the text after the last COMP_WORDBREAKS character
+    # of the word (e.g. after ":" in sqlite:///x or "=" in --status=f): drop
+    # that part from every candidate.
+    local full=$vprefix$listprefix$cur
+    local breaks=${COMP_WORDBREAKS-$' \t\n"\'><=;|&(:'} head=""
+    for ((i = ${#full} - 1; i >= 0; i--)); do
+        if [[ $breaks == *"${full:i:1}"* ]]; then
+            head=${full:0:i+1}
+            break
+        fi
+    done
+    COMPREPLY=()
+    for c in "${cands[@]}"; do
+        COMPREPLY+=("${c#"$head"}")
+    done
+    return 0
+}
+
+complete -F _queuectl queuectl

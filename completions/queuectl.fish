@@ -1,0 +1,276 @@
+# fish completion for queuectl
+#
+# Install: copy to ~/.config/fish/completions/queuectl.fish (per user) or to
+# /usr/share/fish/vendor_completions.d/queuectl.fish (system-wide; see
+# `pkg-config --variable completionsdir fish`, or /etc/fish/completions).
+#
+# Queue names come from the database through `queuectl __complete queues`, which
+# honours --db / --db-password-file typed on the line and $QUEUECTL_DB otherwise,
+# and prints nothing on any error.
+
+# Options that take a value, for command $argv[1] (global ones included).
+function __queuectl_valued
+    set -l v --db --db-password-file -o --output --max-payload
+    switch "$argv[1]"
+        case enqueue
+            set -a v --priority --delay --run-at --max-attempts --dedupe-key --group-key --from
+        case claim
+            set -a v --limit --lease --worker
+        case ack
+            set -a v --token --result --from
+        case fail
+            set -a v --token --error --retry-in
+        case extend
+            set -a v --token --lease
+        case release
+            set -a v --token
+        case work
+            set -a v --concurrency --batch --lease --timeout --max-jobs --grace --worker
+        case list
+            set -a v --status --limit --after
+        case leases
+            set -a v --expiring-within --older-than --worker --limit
+        case retry
+            set -a v --status --older-than
+        case purge
+            set -a v --older-than --status --batch
+        case reap
+            set -a v --batch
+        case lock
+            set -a v --wait
+    end
+    printf '%s\n' $v
+end
+
+# Reads the tokens before the cursor and prints four lines: the subcommand (or
+# an empty line), how many positionals follow it, 1 when a "--" came after it
+# (work/lock: the command to run follows), and how many words follow that "--".
+# Values of options (--db URL, --lease 5m) are skipped, unlike with
+# __fish_use_subcommand, so `queuectl --db URL cl<TAB>` still completes commands.
+function __queuectl_state
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l cmd ''
+    set -l npos 0
+    set -l dashdash 0
+    set -l npostdash 0
+    set -l valued (__queuectl_valued '')
+    set -l skip 0
+    for t in $tokens
+        if test $dashdash -eq 1
+            set npostdash (math $npostdash + 1)
+            continue
+        end
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $t
+            case --
+                test -n "$cmd"; and set dashdash 1
+            case '--*=*' '-o?*'
+            case '-*'
+                contains -- $t $valued; and set skip 1
+            case '*'
+                if test -z "$cmd"
+                    set cmd $t
+                    set valued (__queuectl_valued $cmd)
+                else
+                    set npos (math $npos + 1)
+                end
+        end
+    end
+    printf '%s\n' "$cmd" $npos $dashdash $npostdash
+end
+
+function __queuectl_needs_command
+    set -l s (__queuectl_state)
+    test -z "$s[1]"
+end
+
+# True when the word under the cursor is a queue name: the first positional of
+# a command taking a queue (any positional for stats).
+function __queuectl_wants_queue
+    set -l s (__queuectl_state)
+    test $s[3] -eq 0; or return 1
+    switch $s[1]
+        case stats
+            return 0
+        case enqueue claim work list leases retry purge pause resume reap
+            test $s[2] -eq 0
+        case '*'
+            return 1
+    end
+end
+
+# True when `work QUEUE` / `lock NAME` wait for the "--" before the command.
+function __queuectl_wants_dashdash
+    set -l s (__queuectl_state)
+    contains -- "$s[1]" work lock; and test $s[2] -ge 1 -a $s[3] -eq 0
+end
+
+function __queuectl_after_dashdash
+    set -l s (__queuectl_state)
+    test $s[3] -eq 1
+end
+
+# Completes the command line after "--" as a command of its own.
+function __queuectl_complete_command
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- -- $tokens)
+    __fish_complete_subcommand --commandline $tokens[(math $i + 1)..-1] (commandline -ct)
+end
+
+# Queue names from the database, passing on --db / --db-password-file.
+function __queuectl_queues
+    set -l tokens (commandline -opc)
+    set -l prog $tokens[1]
+    string match -q -- '*/*' $prog; and test -x $prog; or set prog queuectl
+    set -l dbargs
+    set -l n (count $tokens)
+    for i in (seq 2 $n)
+        switch $tokens[$i]
+            case --
+                break
+            case --db --db-password-file
+                test $i -lt $n; and set -a dbargs $tokens[$i] $tokens[(math $i + 1)]
+            case '--db=*' '--db-password-file=*'
+                set -a dbargs $tokens[$i]
+        end
+    end
+    set -l queues (command $prog $dbargs __complete queues 2>/dev/null </dev/null)
+    # `stats` takes several queues: do not offer those already named.
+    if contains -- stats $tokens
+        for q in $queues
+            contains -- $q $tokens; or echo $q
+        end
+    else
+        printf '%s\n' $queues
+    end
+end
+
+# Status names after --status; comma lists complete their last element.
+function __queuectl_statuses
+    set -l statuses ready processing done failed canceled
+    set -l cmd (__queuectl_state)[1]
+    switch $cmd
+        case retry
+            set statuses failed canceled
+        case purge
+            set statuses done failed canceled
+    end
+    set -l cur (commandline -ct)
+    set cur (string replace -r -- '^--status=' '' $cur)
+    set -l prefix ''
+    if string match -q -- '*,*' $cur
+        set prefix (string replace -r -- ',[^,]*$' ',' $cur)
+    end
+    set -l have (string split , -- $prefix)
+    for s in $statuses
+        contains -- $s $have; or echo $prefix$s
+    end
+end
+
+# No file names unless an option asks for one.
+complete -c queuectl -f
+
+# Global options (accepted before and after the subcommand).
+complete -c queuectl -s h -l help -d 'Print help and exit'
+complete -c queuectl -l db -x -a 'postgresql:// mysql:// sqlite:///' -d 'Database URL (default: $QUEUECTL_DB or local SQLite)'
+complete -c queuectl -l db-password-file -r -F -d 'Read the database password from this file'
+complete -c queuectl -s o -l output -x -a 'table json ndjson prometheus' -d 'Output format'
+complete -c queuectl -s q -l quiet -d 'Print only data; no diagnostics'
+complete -c queuectl -s v -l verbose -d 'More diagnostics on stderr'
+complete -c queuectl -l max-payload -x -d 'Largest payload accepted, in bytes'
+
+# Subcommands.
+set -l needs_command '__fish_use_subcommand; or __queuectl_needs_command'
+complete -c queuectl -n $needs_command -a migrate -d 'Create or upgrade the queue schema (idempotent)'
+complete -c queuectl -n $needs_command -a enqueue -d 'Add a job to a queue (or many with --from)'
+complete -c queuectl -n $needs_command -a claim -d 'Take due jobs from a queue, each with a lease'
+complete -c queuectl -n $needs_command -a ack -d 'Mark a claimed job done (needs its lock token)'
+complete -c queuectl -n $needs_command -a fail -d 'Record a failed attempt: retry after backoff or fail'
+complete -c queuectl -n $needs_command -a extend -d 'Push a live lease to now + DUR (heartbeat)'
+complete -c queuectl -n $needs_command -a release -d 'Give a claimed job back: ready now, attempt returned'
+complete -c queuectl -n $needs_command -a work -d 'Run a command once per job, as a queue worker'
+complete -c queuectl -n $needs_command -a show -d 'Show one job with every column'
+complete -c queuectl -n $needs_command -a list -d 'List jobs, oldest id first, a page at a time'
+complete -c queuectl -n $needs_command -a stats -d 'Per-queue counts: ready, scheduled, processing, ...'
+complete -c queuectl -n $needs_command -a leases -d 'Show processing jobs, their workers and time left'
+complete -c queuectl -n $needs_command -a retry -d 'Put failed or canceled jobs back to ready'
+complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready jobs (processing ones with --force)'
+complete -c queuectl -n $needs_command -a purge -d 'Delete finished jobs older than a cutoff'
+complete -c queuectl -n $needs_command -a pause -d 'Pause a queue: claims get nothing until resume'
+complete -c queuectl -n $needs_command -a resume -d 'Resume a paused queue'
+complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expired (for cron)'
+complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
+
+# Queue names, "--" and the command run by work/lock.
+complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
+complete -c queuectl -n __queuectl_wants_dashdash -a -- -d 'Then the command to run'
+complete -c queuectl -n __queuectl_after_dashdash -a '(__queuectl_complete_command)'
+
+# migrate
+complete -c queuectl -n '__fish_seen_subcommand_from migrate' -l status -d 'List the migrations and whether each is applied'
+complete -c queuectl -n '__fish_seen_subcommand_from migrate' -l print -d 'Print the SQL of every migration instead of applying it'
+# enqueue
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l priority -x -d 'Larger runs first (default 0)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l delay -x -d 'Run no earlier than now + DUR (e.g. 30s, 5m)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l run-at -x -d 'Run no earlier than TIME (RFC 3339)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l max-attempts -x -d 'Attempts before the job fails (default 25)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l dedupe-key -x -d 'Unique per queue: an existing job with this key is returned'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l group-key -x -d 'Ordering key (reserved for FIFO groups)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l from -r -F -d 'Read NDJSON jobs from FILE or -'
+# claim
+complete -c queuectl -n '__fish_seen_subcommand_from claim' -l limit -x -d 'Jobs to claim at most (default 1)'
+complete -c queuectl -n '__fish_seen_subcommand_from claim' -l lease -x -d 'Lease length (default 30s)'
+complete -c queuectl -n '__fish_seen_subcommand_from claim' -l worker -x -d 'Worker identity (default host:pid)'
+# ack
+complete -c queuectl -n '__fish_seen_subcommand_from ack' -l token -x -d 'The lock_token claim returned'
+complete -c queuectl -n '__fish_seen_subcommand_from ack' -l result -x -d 'Result to store, as JSON'
+complete -c queuectl -n '__fish_seen_subcommand_from ack' -l from -r -F -d 'Ack many from FILE or - (NDJSON)'
+# fail
+complete -c queuectl -n '__fish_seen_subcommand_from fail' -l token -x -d 'The lock_token claim returned'
+complete -c queuectl -n '__fish_seen_subcommand_from fail' -l error -x -d 'What went wrong (kept as last_error)'
+complete -c queuectl -n '__fish_seen_subcommand_from fail' -l retry-in -x -d 'Retry after exactly DUR instead of the backoff'
+complete -c queuectl -n '__fish_seen_subcommand_from fail' -l permanent -d 'Fail now, whatever attempts remain'
+# extend
+complete -c queuectl -n '__fish_seen_subcommand_from extend' -l token -x -d 'The lock_token claim returned'
+complete -c queuectl -n '__fish_seen_subcommand_from extend' -l lease -x -d 'New lease from now (default 30s)'
+# release
+complete -c queuectl -n '__fish_seen_subcommand_from release' -l token -x -d 'The lock_token claim returned'
+# work
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l concurrency -x -d 'Jobs run at once (default 1)'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l batch -x -d 'Jobs per claim (default: all free slots)'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l lease -x -d 'Lease per job, kept alive while it runs (default 30s)'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l timeout -x -d 'Stop a job after DUR and fail it'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l max-jobs -x -d 'Exit after claiming N jobs'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l drain -d 'Exit 0 once nothing is due'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l grace -x -d 'On SIGTERM/SIGINT, let running jobs finish this long'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l worker -x -d 'Worker identity (default host:pid)'
+# list
+complete -c queuectl -n '__fish_seen_subcommand_from list' -l status -x -a '(__queuectl_statuses)' -d 'Only these statuses'
+complete -c queuectl -n '__fish_seen_subcommand_from list' -l limit -x -d 'Jobs per page (default 100)'
+complete -c queuectl -n '__fish_seen_subcommand_from list' -l after -x -d 'Start after this job id (keyset paging)'
+# leases
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expired -d 'Only leases that have already expired'
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expiring-within -x -d 'Only leases ending within DUR'
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l older-than -x -d 'Only leases taken more than DUR ago'
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l worker -x -d 'Only leases held by this worker'
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l limit -x -d 'At most N leases (default 1000)'
+# retry
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With QUEUE: failed (default) and/or canceled'
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With QUEUE: only jobs finished over DUR ago'
+# cancel
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l force -d 'Also cancel processing jobs'
+# purge
+complete -c queuectl -n '__fish_seen_subcommand_from purge' -l older-than -x -d 'Finished more than DUR ago (required)'
+complete -c queuectl -n '__fish_seen_subcommand_from purge' -l status -x -a '(__queuectl_statuses)' -d 'Which finished jobs (default all)'
+complete -c queuectl -n '__fish_seen_subcommand_from purge' -l batch -x -d 'Rows deleted per transaction (default 1000)'
+complete -c queuectl -n '__fish_seen_subcommand_from purge' -l dry-run -d 'Count what would be deleted; delete nothing'
+# reap
+complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'
+complete -c queuectl -n '__fish_seen_subcommand_from reap' -l dry-run -d 'Show what would happen; change nothing'
+complete -c queuectl -n '__fish_seen_subcommand_from reap' -l no-lock -d 'Do not take the queuectl:reap named lock'
+# lock
+complete -c queuectl -n '__fish_seen_subcommand_from lock' -l wait -x -d 'Wait up to DUR for the lock (default: do not wait)'

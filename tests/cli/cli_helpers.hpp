@@ -1,0 +1,203 @@
+// Helpers for the CLI tests: run queuectl against the fixture's database, parse what it
+// printed, and assert the shape of errors (exit code, one line on stderr, no data).
+#pragma once
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/fixture.hpp"
+#include "support/process.hpp"
+
+namespace queuectl::testing::cli {
+
+using json = nlohmann::json;
+
+inline bool is_sqlite() {
+  return backend_under_test() == Backend::sqlite;
+}
+
+// RFC 3339 UTC with microseconds, as DESIGN.md prints every time.
+inline bool is_rfc3339_us(const json& v) {
+  static const std::regex pattern(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$)");
+  return v.is_string() && std::regex_match(v.get<std::string>(), pattern);
+}
+
+inline bool is_uuid(const json& v) {
+  static const std::regex pattern(
+      R"(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)");
+  return v.is_string() && std::regex_match(v.get<std::string>(), pattern);
+}
+
+// Microseconds since the epoch of an RFC 3339 time as queuectl prints it.
+inline std::int64_t epoch_us(const json& v) {
+  REQUIRE_MESSAGE(is_rfc3339_us(v), "not an RFC 3339 time: " << v.dump());
+  std::string s = v.get<std::string>();
+  std::tm tm{};
+  tm.tm_year = std::stoi(s.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(s.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(s.substr(8, 2));
+  tm.tm_hour = std::stoi(s.substr(11, 2));
+  tm.tm_min = std::stoi(s.substr(14, 2));
+  tm.tm_sec = std::stoi(s.substr(17, 2));
+  return static_cast<std::int64_t>(timegm(&tm)) * 1000000 + std::stoll(s.substr(20, 6));
+}
+
+// Seconds from `a` to `b`.
+inline double seconds_between(const json& a, const json& b) {
+  return static_cast<double>(epoch_us(b) - epoch_us(a)) / 1e6;
+}
+
+inline json parse(const std::string& text) {
+  json doc = json::parse(text, nullptr, false);
+  REQUIRE_MESSAGE(!doc.is_discarded(), "not JSON: " << text);
+  return doc;
+}
+
+// Each non-empty line of NDJSON output, parsed.
+inline std::vector<json> parse_lines(const std::string& text) {
+  std::vector<json> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    REQUIRE_MESSAGE(nl != std::string::npos, "NDJSON without a final newline: " << text);
+    out.push_back(parse(text.substr(start, nl - start)));
+    start = nl + 1;
+  }
+  return out;
+}
+
+inline std::size_t count_lines(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+inline long long job_rows(FreshDatabase& fixture) {
+  return scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue");
+}
+
+// What a run printed, for failure messages.
+inline std::string dump(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout:\n" + r.out + "--- stderr:\n" +
+         r.err;
+}
+
+// Runs queuectl and requires exit 0.
+inline RunResult ok(const std::string& url, const std::vector<std::string>& args,
+                    const std::string& input = "",
+                    const std::map<std::string, std::string>& env = {}) {
+  RunResult r = queuectl(url, args, input, env);
+  INFO(dump(r));
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+// Runs queuectl with -o json and requires exit 0; returns the document.
+inline json ok_json(const std::string& url, std::vector<std::string> args,
+                    const std::string& input = "") {
+  args.insert(args.begin(), {"-o", "json"});
+  return parse(ok(url, args, input).out);
+}
+
+// Enqueues one job; returns it as JSON.
+inline json enqueue(const std::string& url, const std::string& queue,
+                    const std::string& payload = "{}", std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"enqueue", queue, payload};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return ok_json(url, args);
+}
+
+// Claims from a queue; returns the array of claimed jobs.
+inline json claim(const std::string& url, const std::string& queue,
+                  std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"claim", queue};
+  args.insert(args.end(), extra.begin(), extra.end());
+  json jobs = ok_json(url, args);
+  REQUIRE(jobs.is_array());
+  return jobs;
+}
+
+// Claims exactly one job; returns it.
+inline json claim_one(const std::string& url, const std::string& queue,
+                      std::vector<std::string> extra = {}) {
+  json jobs = claim(url, queue, extra);
+  REQUIRE(jobs.size() == 1);
+  return jobs[0];
+}
+
+inline json show(const std::string& url, std::int64_t id) {
+  return ok_json(url, {"show", std::to_string(id)});
+}
+
+inline std::string id_text(const json& job) {
+  return std::to_string(job["id"].get<long long>());
+}
+
+// Requires the shape of every error: `code`, nothing on stdout, exactly one line on
+// stderr that starts with "queuectl: error:" and contains `needle` (case-insensitive).
+inline void check_error(const RunResult& r, int code, const std::string& needle) {
+  INFO(dump(r));
+  CHECK(r.exit_code == code);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("queuectl: error:", 0) == 0);
+  CHECK(count_lines(r.err) == 1);
+  if (!r.err.empty()) CHECK(r.err.back() == '\n');
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  CHECK_MESSAGE(lower(r.err).find(lower(needle)) != std::string::npos,
+                "stderr should name '" << needle << "'");
+}
+
+// Bad usage or bad input: exit 2, one error line naming `needle`, no data.
+inline void check_usage_error(const RunResult& r, const std::string& needle) {
+  check_error(r, 2, needle);
+}
+
+// A folder that is removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/queuectl-cli-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Writes `content` to a file in the folder; returns its path.
+  std::string write(const std::string& name, const std::string& content) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+// Drops the queue tables so that the fixture's database looks never migrated.
+inline void drop_schema(FreshDatabase& fixture) {
+  for (const char* table :
+       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"})
+    fixture.db().session() << (std::string("DROP TABLE IF EXISTS ") + table);
+}
+
+}  // namespace queuectl::testing::cli

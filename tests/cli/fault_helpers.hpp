@@ -1,0 +1,209 @@
+// Helpers for the fault tests (reaper, named locks, workers): background queuectl runs,
+// polling with generous deadlines, and clean-up of processes a test started.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/cli_helpers.hpp"
+
+namespace queuectl::testing::cli {
+
+inline void sleep_ms(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// Polls `done` every `step_ms` until it holds or `timeout_ms` has passed; returns whether
+// it held. Deadlines are generous: this waits for something to happen, it never asserts
+// how long that took.
+inline bool wait_until(const std::function<bool()>& done, int timeout_ms = 20000,
+                       int step_ms = 50) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    sleep_ms(step_ms);
+  }
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline bool file_exists(const std::string& path) {
+  return access(path.c_str(), F_OK) == 0;
+}
+
+inline void touch(const std::string& path) {
+  std::ofstream(path, std::ios::app);
+}
+
+// Lines of a text file, without their newlines.
+inline std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A pid written by a script (`echo $$ > FILE`), once the file holds a whole line.
+inline int read_pid(const std::string& path, int timeout_ms = 20000) {
+  int pid = 0;
+  wait_until(
+      [&] {
+        std::string text = read_text(path);
+        if (text.empty() || text.back() != '\n') return false;
+        pid = std::stoi(text);
+        return pid > 0;
+      },
+      timeout_ms);
+  return pid;
+}
+
+// Runs queuectl in a thread of its own, so that several runs overlap; stdout and stderr
+// are kept apart, as with queuectl().
+inline std::future<RunResult> queuectl_async(const std::string& url,
+                                             const std::vector<std::string>& args,
+                                             const std::string& input = "") {
+  return std::async(std::launch::async, [url, args, input] { return queuectl(url, args, input); });
+}
+
+inline bool is_ready(std::future<RunResult>& f) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// Starts queuectl in the background (stdout and stderr to `log`); returns its pid.
+inline int spawn_queuectl(const std::string& url, const std::vector<std::string>& args,
+                          const std::string& log) {
+  std::vector<std::string> argv = {QUEUECTL_BINARY, "--db", url};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_process(argv, log);
+}
+
+// Reaps a spawned child if it has exited: returns true and its exit code (128 + signal).
+inline bool try_wait(int pid, int& code) {
+  int status = 0;
+  pid_t r = waitpid(pid, &status, WNOHANG);
+  if (r != pid) return false;
+  code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return true;
+}
+
+// Waits for a spawned child with a generous deadline; SIGKILLs it and returns -1 if it is
+// still running after `timeout_ms`.
+inline int wait_exit(int pid, int timeout_ms = 30000) {
+  int code = -1;
+  if (wait_until([&] { return try_wait(pid, code); }, timeout_ms, 20)) return code;
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+// Kills what a test started when the test ends, whether it passed or not: spawned
+// children (killed and reaped unless already waited for) and process groups or pids
+// left behind by killed parents.
+class Cleanup {
+ public:
+  Cleanup() = default;
+  Cleanup(const Cleanup&) = delete;
+  Cleanup& operator=(const Cleanup&) = delete;
+  ~Cleanup() {
+    for (int pid : children_) {
+      int code = 0;
+      if (!try_wait(pid, code)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+    for (int pgid : groups_) kill(-pgid, SIGKILL);
+    for (int pid : pids_) kill(pid, SIGKILL);
+  }
+  // A child from spawn_process; call forget() once it was waited for.
+  int child(int pid) {
+    children_.insert(pid);
+    return pid;
+  }
+  void forget(int pid) { children_.erase(pid); }
+  void group(int pgid) {
+    if (pgid > 0) groups_.insert(pgid);
+  }
+  void pid(int pid) {
+    if (pid > 0) pids_.insert(pid);
+  }
+
+ private:
+  std::set<int> children_, groups_, pids_;
+};
+
+// Waits for a child registered with `cleanup`, then forgets it.
+inline int wait_child(Cleanup& cleanup, int pid, int timeout_ms = 30000) {
+  int code = wait_exit(pid, timeout_ms);
+  cleanup.forget(pid);
+  return code;
+}
+
+// The job's status name as `show` prints it.
+inline std::string status_of(const std::string& url, std::int64_t id) {
+  return show(url, id)["status"].get<std::string>();
+}
+
+// Leases that have expired, as `leases --expired -o json` prints them.
+inline json expired_leases(const std::string& url) {
+  json leases = ok_json(url, {"leases", "--expired"});
+  REQUIRE(leases.is_array());
+  return leases;
+}
+
+// Waits until `count` leases have expired (the database clock decides); REQUIREs it.
+inline json wait_expired(const std::string& url, std::size_t count = 1, int timeout_ms = 20000) {
+  json leases;
+  bool got = wait_until(
+      [&] {
+        leases = expired_leases(url);
+        return leases.size() >= count;
+      },
+      timeout_ms, 100);
+  INFO("leases --expired: " << leases.dump());
+  REQUIRE_MESSAGE(got, "the lease(s) never expired");
+  return leases;
+}
+
+// Makes a job due now (after a reap or fail put run_at in the future), for tests where
+// the backoff wait is not what is tested. created_at is in the past and of the same type.
+inline void make_due(FreshDatabase& fixture, std::int64_t id) {
+  long long v = id;
+  fixture.db().session() << "UPDATE job_queue SET run_at = created_at WHERE id = :id",
+      soci::use(v, "id");
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+inline std::int64_t id_of(const json& job) {
+  return job["id"].get<std::int64_t>();
+}
+
+inline std::set<std::int64_t> id_set(const json& ids) {
+  std::set<std::int64_t> out;
+  for (const auto& v : ids) out.insert(v.get<std::int64_t>());
+  return out;
+}
+
+}  // namespace queuectl::testing::cli

@@ -1,0 +1,259 @@
+// `queuectl work QUEUE -- CMD` through the real binary: success and failure, timeouts,
+// the heartbeat, SIGTERM, --drain, --max-jobs and --concurrency. Runs unchanged on every
+// backend.
+#include <doctest/doctest.h>
+
+#include "cli/fault_helpers.hpp"
+
+namespace queuectl::testing::cli {
+
+namespace {
+
+// `work` with -o json: the summary document (worker, done, failed, timed_out, ...).
+json work_json(const std::string& url, std::vector<std::string> args) {
+  args.insert(args.begin(), "work");
+  return ok_json(url, args);
+}
+
+}  // namespace
+
+TEST_CASE("cli: work runs CMD with the payload on stdin and the job in its environment") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string payload = R"({"to":"a@example.com","n":[1,2]})";
+  const std::int64_t id = id_of(enqueue(url, "mail", payload, {"--max-attempts", "4"}));
+  const std::string in = dir.path() + "/stdin", env = dir.path() + "/env",
+                    extend = dir.path() + "/extend";
+  // The command saves its stdin and environment, proves its token is the job's live
+  // token by extending the lease with it, and prints a JSON result.
+  const std::string script =
+      "cat > '" + in + "'; env | grep '^QUEUECTL_' | sort > '" + env +
+      "'; \"$0\" --db \"$1\" -q extend \"$QUEUECTL_JOB_ID\" --token \"$QUEUECTL_LOCK_TOKEN\" "
+      "--lease 1m; echo $? > '" +
+      extend + "'; echo '{\"sent\":true,\"id\":'$QUEUECTL_JOB_ID'}'";
+  json summary = work_json(url, {"mail", "--drain", "--worker", "w-ok", "--", "sh", "-c", script,
+                                 QUEUECTL_BINARY, url});
+  INFO(summary.dump());
+  CHECK(summary["worker"] == "w-ok");
+  CHECK(summary["done"] == 1);
+  CHECK(summary["failed"] == 0);
+  CHECK(summary["lost"] == 0);
+
+  CHECK(parse(read_text(in)) == parse(payload));
+  std::map<std::string, std::string> vars;
+  for (const std::string& line : read_lines(env)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  INFO(read_text(env));
+  CHECK(vars["QUEUECTL_JOB_ID"] == std::to_string(id));
+  CHECK(vars["QUEUECTL_QUEUE"] == "mail");
+  CHECK(vars["QUEUECTL_ATTEMPT"] == "1");
+  CHECK(vars["QUEUECTL_MAX_ATTEMPTS"] == "4");
+  CHECK(is_uuid(vars["QUEUECTL_LOCK_TOKEN"]));
+  CHECK(read_text(extend) == "0\n");
+
+  json done = show(url, id);
+  INFO(done.dump());
+  CHECK(done["status"] == "done");
+  CHECK(done["attempts"] == 1);
+  CHECK(done["locked_by"] == "w-ok");
+  CHECK(done["result"] == json{{"sent", true}, {"id", id}});
+  CHECK(done["last_error"].is_null());
+  CHECK(done["lock_token"].is_null());
+
+  // Output that is not JSON acks the job all the same, with no result.
+  const std::int64_t plain = id_of(enqueue(url, "mail"));
+  json s2 = work_json(url, {"mail", "--drain", "--", "sh", "-c", "echo not json"});
+  CHECK(s2["done"] == 1);
+  json plain_done = show(url, plain);
+  CHECK(plain_done["status"] == "done");
+  CHECK(plain_done["result"].is_null());
+}
+
+TEST_CASE("cli: work: a failing command fails the job with its stderr; it retries later") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const std::int64_t id = id_of(enqueue(url, "q"));
+  json summary = work_json(url, {"q", "--drain", "--", "sh", "-c",
+                                 "echo 'progress on stdout'; echo 'smtp said no: 550' >&2; exit 3"});
+  INFO(summary.dump());
+  CHECK(summary["failed"] == 1);
+  CHECK(summary["done"] == 0);
+  json job = show(url, id);
+  INFO(job.dump());
+  CHECK(job["status"] == "ready");
+  CHECK(job["attempts"] == 1);
+  CHECK(job["lock_token"].is_null());
+  CHECK(job["result"].is_null());
+  REQUIRE(job["last_error"].is_string());
+  const std::string error = job["last_error"];
+  CHECK(contains(error, "exit code 3"));
+  CHECK(contains(error, "smtp said no: 550"));
+  CHECK(!contains(error, "progress on stdout"));
+  // Backoff: not due yet, so a second --drain worker finds nothing and leaves it alone.
+  CHECK(epoch_us(job["run_at"]) > epoch_us(job["updated_at"]));
+
+  // On the last attempt the job fails for good.
+  {
+    const std::int64_t last = id_of(enqueue(url, "last", "{}", {"--max-attempts", "1"}));
+    json s = work_json(url, {"last", "--drain", "--", "sh", "-c", "echo boom >&2; exit 1"});
+    CHECK(s["failed"] == 1);
+    json failed = show(url, last);
+    CHECK(failed["status"] == "failed");
+    CHECK(contains(failed["last_error"].get<std::string>(), "boom"));
+    CHECK(is_rfc3339_us(failed["finished_at"]));
+  }
+}
+
+TEST_CASE("cli: work --timeout stops a job that runs too long and fails it") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::int64_t id = id_of(enqueue(url, "slow"));
+  const std::string marker = dir.path() + "/finished";
+  json summary = work_json(url, {"slow", "--drain", "--timeout", "500ms", "--", "sh", "-c",
+                                 "sleep 5; touch '" + marker + "'"});
+  INFO(summary.dump());
+  CHECK(summary["timed_out"] == 1);
+  CHECK(summary["done"] == 0);
+  CHECK(!file_exists(marker));  // stopped, not waited for
+  json job = show(url, id);
+  INFO(job.dump());
+  CHECK(job["status"] == "ready");
+  CHECK(job["attempts"] == 1);
+  CHECK(contains(job["last_error"].get<std::string>(), "timed out"));
+}
+
+TEST_CASE("cli: work: the heartbeat keeps a job alive past its lease; reap leaves it alone") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::int64_t id = id_of(enqueue(url, "long"));
+  const std::string started = dir.path() + "/started";
+  auto worker = queuectl_async(url, {"-o", "json", "work", "long", "--drain", "--lease", "600ms",
+                                     "--worker", "w-beat", "--", "sh", "-c",
+                                     "touch '" + started + "'; sleep 2"});
+  REQUIRE(wait_until([&] { return file_exists(started) || is_ready(worker); }));
+  // Reap over and over while the job runs (more than three leases long).
+  int reaps = 0;
+  while (!is_ready(worker)) {
+    json r = ok_json(url, {"reap"});
+    INFO(r.dump());
+    CHECK(r["requeued"] == 0);
+    CHECK(r["failed"] == 0);
+    ++reaps;
+    sleep_ms(100);
+  }
+  RunResult w = worker.get();
+  INFO(dump(w));
+  REQUIRE(w.exit_code == 0);
+  MESSAGE("reaped " << reaps << " time(s) while the job ran");
+  json summary = parse(w.out);
+  CHECK(summary["done"] == 1);
+  CHECK(summary["lost"] == 0);
+  json job = show(url, id);
+  INFO(job.dump());
+  CHECK(job["status"] == "done");
+  CHECK(job["attempts"] == 1);
+  CHECK(job["last_error"].is_null());
+  // The lease was really extended: locked for longer than one lease.
+  CHECK(seconds_between(job["locked_at"], job["finished_at"]) > 1.0);
+}
+
+TEST_CASE("cli: work: SIGTERM releases a running job after --grace") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  const std::int64_t id = id_of(enqueue(url, "q"));
+  enqueue(url, "q");  // a second job, which must not be started after the signal
+  const std::string pid_file = dir.path() + "/job.pid", log = dir.path() + "/worker.log";
+  int worker = cleanup.child(spawn_queuectl(
+      url,
+      {"work", "q", "--grace", "200ms", "--", "sh", "-c",
+       "echo $$ > '" + pid_file + "'; sleep 10; echo finished"},
+      log));
+  int job_pid = read_pid(pid_file);
+  REQUIRE_MESSAGE(job_pid > 0, "the job never started: " << read_text(log));
+  cleanup.group(job_pid);
+  CHECK(status_of(url, id) == "processing");
+
+  kill(worker, SIGTERM);
+  int code = wait_child(cleanup, worker);
+  INFO(read_text(log));
+  CHECK(code == 0);
+  CHECK(contains(read_text(log), "released"));
+  json job = show(url, id);
+  INFO(job.dump());
+  CHECK(job["status"] == "ready");
+  CHECK(job["attempts"] == 0);
+  CHECK(job["lock_token"].is_null());
+  CHECK(job["lock_until"].is_null());
+  // Released, not failed: due again at once, and nothing else was claimed.
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 0") == 2);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE attempts = 0") == 2);
+  json again = claim_one(url, "q");
+  CHECK(id_of(again) == id);
+}
+
+TEST_CASE("cli: work --drain exits 0 when nothing is due") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string marker = dir.path() + "/ran";
+  json empty = work_json(url, {"idle", "--drain", "--", "touch", marker});
+  CHECK(empty["done"] == 0);
+  // A job that is not due yet is not due.
+  const std::int64_t later = id_of(enqueue(url, "idle", "{}", {"--delay", "1h"}));
+  json delayed = work_json(url, {"idle", "--drain", "--", "touch", marker});
+  CHECK(delayed["done"] == 0);
+  CHECK(!file_exists(marker));
+  json job = show(url, later);
+  CHECK(job["status"] == "ready");
+  CHECK(job["attempts"] == 0);
+  // The table format prints nothing on stdout; the summary goes to stderr.
+  RunResult table = ok(url, {"work", "idle", "--drain", "--", "touch", marker});
+  CHECK(table.out.empty());
+  CHECK(contains(table.err, "stopped after 0 job(s)"));
+}
+
+TEST_CASE("cli: work --max-jobs 2 exits after two jobs") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  for (int i = 0; i < 3; ++i) enqueue(url, "batch", "{\"i\":" + std::to_string(i) + "}");
+  // No --drain: only --max-jobs makes it exit.
+  json summary = work_json(url, {"batch", "--max-jobs", "2", "--", "true"});
+  INFO(summary.dump());
+  CHECK(summary["done"] == 2);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 2);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 0") == 1);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE attempts = 0") == 1);
+}
+
+TEST_CASE("cli: work --concurrency 3 runs three jobs at once") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string log = dir.path() + "/log";
+  for (int i = 0; i < 3; ++i) enqueue(url, "par");
+  // Each job waits (up to ~10s) until all three have started; run one at a time, the first
+  // would give up waiting and write `end` after a single `start`.
+  const std::string script = "echo start >> '" + log +
+                             "'; i=0; while [ $(grep -c start '" + log +
+                             "') -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
+                             "echo end >> '" +
+                             log + "'";
+  json summary = work_json(url, {"par", "--concurrency", "3", "--drain", "--", "sh", "-c", script});
+  INFO(summary.dump());
+  CHECK(summary["done"] == 3);
+  std::vector<std::string> lines = read_lines(log);
+  INFO(read_text(log));
+  REQUIRE(lines.size() == 6);
+  CHECK(std::vector<std::string>(lines.begin(), lines.begin() + 3) ==
+        std::vector<std::string>{"start", "start", "start"});
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 3);
+}
+
+}  // namespace queuectl::testing::cli

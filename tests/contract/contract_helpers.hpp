@@ -1,0 +1,231 @@
+// Helpers for the contract suite: the backend under test, RFC 3339 arithmetic, short
+// ways to enqueue and claim through JobRepository, and raw SQL for setting up states
+// that the repository has no call for (a paused queue, a canceled job, a big table).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <ctime>
+#include <optional>
+#include <ostream>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "core/job.hpp"
+#include "db/job_repository.hpp"
+#include "support/fixture.hpp"
+
+namespace queuectl {
+
+// doctest prints values of failed CHECK_EQ through operator<<.
+inline std::ostream& operator<<(std::ostream& os, Status s) {
+  return os << status_name(s);
+}
+
+}  // namespace queuectl
+
+namespace queuectl::testing::contract {
+
+using json = nlohmann::json;
+
+inline bool is_sqlite() {
+  return backend_under_test() == Backend::sqlite;
+}
+inline bool is_postgresql() {
+  return backend_under_test() == Backend::postgresql;
+}
+inline bool is_mysql() {
+  return backend_under_test() == Backend::mysql;
+}
+
+// The database clock as an SQL expression of the backend under test, for raw inserts.
+inline std::string now_sql() {
+  if (is_postgresql()) return "now()";
+  if (is_mysql()) return "NOW(6)";
+  return "strftime('%Y-%m-%d %H:%M:%f', 'now')";
+}
+
+// RFC 3339 UTC with microseconds, as DESIGN.md prints every time.
+inline bool is_rfc3339_us(const std::string& s) {
+  static const std::regex pattern(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$)");
+  return std::regex_match(s, pattern);
+}
+inline bool is_rfc3339_us(const std::optional<std::string>& s) {
+  return s && is_rfc3339_us(*s);
+}
+
+inline bool is_uuid(const std::string& s) {
+  static const std::regex pattern(
+      R"(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)");
+  return std::regex_match(s, pattern);
+}
+
+// Microseconds since the epoch of an RFC 3339 time as the repository returns it.
+inline std::int64_t epoch_us(const std::string& s) {
+  REQUIRE_MESSAGE(is_rfc3339_us(s), "not an RFC 3339 time with microseconds: '" << s << "'");
+  std::tm tm{};
+  tm.tm_year = std::stoi(s.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(s.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(s.substr(8, 2));
+  tm.tm_hour = std::stoi(s.substr(11, 2));
+  tm.tm_min = std::stoi(s.substr(14, 2));
+  tm.tm_sec = std::stoi(s.substr(17, 2));
+  return static_cast<std::int64_t>(timegm(&tm)) * 1000000 + std::stoll(s.substr(20, 6));
+}
+inline std::int64_t epoch_us(const std::optional<std::string>& s) {
+  REQUIRE_MESSAGE(s.has_value(), "time is NULL");
+  return epoch_us(*s);
+}
+
+// Seconds from `a` to `b`.
+template <typename A, typename B>
+double seconds_between(const A& a, const B& b) {
+  return static_cast<double>(epoch_us(b) - epoch_us(a)) / 1e6;
+}
+
+// JSON text compared by value (PostgreSQL's jsonb and MySQL reformat what they store).
+inline bool same_json(const std::string& a, const std::string& b) {
+  json x = json::parse(a, nullptr, false), y = json::parse(b, nullptr, false);
+  return !x.is_discarded() && !y.is_discarded() && x == y;
+}
+
+// Every column of a job, for "nothing changed" checks.
+inline std::string describe(const Job& j) {
+  auto opt = [](const std::optional<std::string>& s) { return s ? "'" + *s + "'" : "NULL"; };
+  return "id=" + std::to_string(j.id) + " queue=" + j.queue +
+         " status=" + std::string(status_name(j.status)) +
+         " priority=" + std::to_string(j.priority) + " run_at=" + j.run_at +
+         " attempts=" + std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts) +
+         " payload=" + j.payload + " result=" + opt(j.result) + " last_error=" + opt(j.last_error) +
+         " locked_by=" + opt(j.locked_by) + " lock_token=" + opt(j.lock_token) +
+         " locked_at=" + opt(j.locked_at) + " lock_until=" + opt(j.lock_until) +
+         " dedupe_key=" + opt(j.dedupe_key) + " group_key=" + opt(j.group_key) +
+         " created_at=" + j.created_at + " updated_at=" + j.updated_at +
+         " finished_at=" + opt(j.finished_at);
+}
+
+inline NewJob new_job(const std::string& queue, const std::string& payload = "{}",
+                      int priority = 0) {
+  NewJob j;
+  j.queue = queue;
+  j.payload = payload;
+  j.priority = priority;
+  return j;
+}
+
+// A job whose run_at lies in the past ("YYYY-MM-DD HH:MM:SS.ffffff" UTC).
+inline NewJob job_at(const std::string& queue, const std::string& run_at, int priority = 0) {
+  NewJob j = new_job(queue, "{}", priority);
+  j.run_at = run_at;
+  return j;
+}
+
+inline Job add(JobRepository& repo, const NewJob& job) {
+  auto r = repo.enqueue(job);
+  REQUIRE_FALSE(r.duplicate);
+  return r.job;
+}
+inline Job add(JobRepository& repo, const std::string& queue, const std::string& payload = "{}",
+               int priority = 0) {
+  return add(repo, new_job(queue, payload, priority));
+}
+
+inline std::vector<Job> claim(JobRepository& repo, const std::string& queue, int limit = 1,
+                              Duration lease = Duration::seconds(30),
+                              const std::string& worker = "contract-worker") {
+  ClaimRequest r;
+  r.queue = queue;
+  r.limit = limit;
+  r.lease = lease;
+  r.worker = worker;
+  return repo.claim(r);
+}
+
+// Claims exactly one job; fails the test when none is due.
+inline Job claim_one(JobRepository& repo, const std::string& queue,
+                     Duration lease = Duration::seconds(30)) {
+  auto jobs = claim(repo, queue, 1, lease);
+  REQUIRE_EQ(jobs.size(), 1u);
+  return jobs.front();
+}
+
+inline Duration millis(std::int64_t ms) {
+  return Duration(std::chrono::milliseconds(ms));
+}
+
+inline void sleep_ms(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+inline std::vector<std::int64_t> ids_of(const std::vector<Job>& jobs) {
+  std::vector<std::int64_t> ids;
+  for (const Job& j : jobs) ids.push_back(j.id);
+  return ids;
+}
+
+// Runs one statement that returns nothing.
+inline void exec(Database& db, const std::string& sql) {
+  db.session() << sql;
+}
+
+inline void pause_queue(Database& db, const std::string& queue) {
+  exec(db, "INSERT INTO queuectl_queues (queue, paused_at) VALUES ('" + queue +
+               "', CURRENT_TIMESTAMP)");
+}
+
+inline long long count_rows(Database& db, const std::string& where = "") {
+  return scalar(db, "SELECT COUNT(*) FROM job_queue" + (where.empty() ? "" : " WHERE " + where));
+}
+
+// Every value of every row a statement returns, as text, one row a line.
+inline std::string rows_as_text(soci::rowset<soci::row>& rows) {
+  std::string out;
+  for (const soci::row& r : rows) {
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (i) out += " | ";
+      if (r.get_indicator(i) == soci::i_null) {
+        out += "NULL";
+        continue;
+      }
+      switch (r.get_properties(i).get_data_type()) {
+        case soci::dt_string:
+          out += r.get<std::string>(i);
+          break;
+        case soci::dt_integer:
+          out += std::to_string(r.get<int>(i));
+          break;
+        case soci::dt_long_long:
+          out += std::to_string(r.get<long long>(i));
+          break;
+        case soci::dt_unsigned_long_long:
+          out += std::to_string(r.get<unsigned long long>(i));
+          break;
+        case soci::dt_double:
+          out += std::to_string(r.get<double>(i));
+          break;
+        default:
+          out += "?";
+          break;
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+inline std::string query_text(Database& db, const std::string& sql) {
+  soci::rowset<soci::row> rows = db.session().prepare << sql;
+  return rows_as_text(rows);
+}
+
+}  // namespace queuectl::testing::contract

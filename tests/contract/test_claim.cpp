@@ -1,0 +1,173 @@
+// Claim through JobRepository: order, due times, limits, attempts, tokens, leases,
+// queues and pausing.
+#include "contract/contract_helpers.hpp"
+
+namespace queuectl::testing::contract {
+
+TEST_CASE("claim takes jobs by priority DESC, then run_at, then id") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+
+  // Inserted in an order that matches none of the keys alone.
+  Job a = add(repo, job_at("q", "2020-01-01 00:00:02.000000", 0));
+  Job b = add(repo, job_at("q", "2020-01-01 00:00:03.000000", 5));
+  Job c = add(repo, job_at("q", "2020-01-01 00:00:01.000000", 5));
+  Job d = add(repo, job_at("q", "2020-01-01 00:00:02.000000", 0));
+  Job e = add(repo, job_at("q", "2020-01-01 00:00:00.000000", -1));
+  Job f = add(repo, job_at("q", "2020-01-01 00:00:00.500000", 0));
+  const std::vector<std::int64_t> expected = {c.id, b.id, f.id, a.id, d.id, e.id};
+
+  SUBCASE("one at a time") {
+    std::vector<std::int64_t> got;
+    for (int i = 0; i < 6; ++i) got.push_back(claim_one(repo, "q").id);
+    CHECK_EQ(got, expected);
+    CHECK(claim(repo, "q", 10).empty());
+  }
+  SUBCASE("in one call, returned in claim order") {
+    CHECK_EQ(ids_of(claim(repo, "q", 10)), expected);
+  }
+  SUBCASE("a limited batch takes the head of the order") {
+    auto first = claim(repo, "q", 3);
+    CHECK_EQ(ids_of(first), std::vector<std::int64_t>(expected.begin(), expected.begin() + 3));
+    CHECK_EQ(ids_of(claim(repo, "q", 3)),
+             std::vector<std::int64_t>(expected.begin() + 3, expected.end()));
+  }
+}
+
+TEST_CASE("claim takes only jobs whose run_at has come") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+
+  NewJob later = new_job("q", "{}", 100);
+  later.delay = Duration::seconds(3600);
+  Job delayed = add(repo, later);
+  Job future = add(repo, job_at("q", "2999-01-01 00:00:00.000000", 100));
+  Job due = add(repo, "q");
+
+  auto jobs = claim(repo, "q", 10);
+  CHECK_EQ(ids_of(jobs), std::vector<std::int64_t>{due.id});
+  CHECK(claim(repo, "q", 10).empty());
+  CHECK_EQ(repo.get(delayed.id).status, Status::ready);
+  CHECK_EQ(repo.get(delayed.id).attempts, 0);
+  CHECK_EQ(repo.get(future.id).status, Status::ready);
+}
+
+TEST_CASE("claim respects the limit and counts the attempt") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  for (int i = 0; i < 5; ++i) add(repo, "q");
+
+  auto jobs = claim(repo, "q", 3);
+  REQUIRE_EQ(jobs.size(), 3u);
+  for (const Job& j : jobs) {
+    CHECK_EQ(j.status, Status::processing);
+    CHECK_EQ(j.attempts, 1);
+    CHECK_EQ(repo.get(j.id).attempts, 1);
+  }
+  CHECK_EQ(count_rows(fx.db(), "status = 1 AND attempts = 1"), 3);
+  CHECK_EQ(count_rows(fx.db(), "status = 0 AND attempts = 0"), 2);
+  CHECK_EQ(claim(repo, "q", 1).size(), 1u);
+  CHECK_EQ(claim(repo, "q", 100).size(), 1u);
+  CHECK(claim(repo, "q", 100).empty());
+}
+
+TEST_CASE("each claim call issues one fresh UUID token for its jobs") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  for (int i = 0; i < 6; ++i) add(repo, "q");
+
+  auto first = claim(repo, "q", 3);
+  auto second = claim(repo, "q", 2);
+  auto third = claim(repo, "q", 1);
+  REQUIRE_EQ(first.size(), 3u);
+  REQUIRE_EQ(second.size(), 2u);
+  REQUIRE_EQ(third.size(), 1u);
+
+  std::set<std::string> tokens;
+  for (const auto* batch : {&first, &second, &third}) {
+    REQUIRE(batch->front().lock_token);
+    const std::string token = *batch->front().lock_token;
+    CHECK_MESSAGE(is_uuid(token), "not a UUID: " << token);
+    for (const Job& j : *batch) {
+      CHECK_EQ(j.lock_token.value_or(""), token);
+      CHECK_EQ(repo.get(j.id).lock_token.value_or(""), token);
+    }
+    tokens.insert(token);
+  }
+  CHECK_EQ(tokens.size(), 3u);
+}
+
+TEST_CASE("claim sets the worker and a lease of the requested length") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  add(repo, "q");
+  add(repo, "q");
+
+  auto jobs = claim(repo, "q", 2, Duration::seconds(90), "host-a:123");
+  std::string now = repo.now();
+  REQUIRE_EQ(jobs.size(), 2u);
+  for (const Job& j : jobs) {
+    CHECK_EQ(j.locked_by.value_or(""), "host-a:123");
+    REQUIRE(is_rfc3339_us(j.locked_at));
+    REQUIRE(is_rfc3339_us(j.lock_until));
+    // Both come from one database clock reading: the lease is exact up to rounding.
+    double lease = seconds_between(j.locked_at, j.lock_until);
+    CHECK_MESSAGE(std::abs(lease - 90.0) < 0.01, "lease of " << lease << "s");
+    CHECK(epoch_us(j.locked_at) <= epoch_us(now));
+    CHECK(epoch_us(j.lock_until) > epoch_us(now));
+    CHECK_EQ(j.locked_at, jobs.front().locked_at);
+    CHECK_EQ(describe(repo.get(j.id)), describe(j));
+  }
+
+  add(repo, "q");
+  Job short_lease = claim_one(repo, "q", millis(1500));
+  double lease = seconds_between(short_lease.locked_at, short_lease.lock_until);
+  CHECK_MESSAGE(std::abs(lease - 1.5) < 0.01, "lease of " << lease << "s");
+}
+
+TEST_CASE("claim on an empty or unknown queue returns nothing") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  CHECK(claim(repo, "nothing-here", 10).empty());
+  add(repo, "q");
+  CHECK(claim(repo, "nothing-here", 10).empty());
+  CHECK_EQ(count_rows(fx.db(), "status = 0 AND attempts = 0"), 1);
+}
+
+TEST_CASE("claim leaves other queues untouched") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  for (int i = 0; i < 3; ++i) {
+    add(repo, "q");
+    add(repo, "other", "{}", 1000);
+    add(repo, "q.other");
+  }
+
+  auto jobs = claim(repo, "q", 100);
+  CHECK_EQ(jobs.size(), 3u);
+  for (const Job& j : jobs) CHECK_EQ(j.queue, "q");
+  CHECK_EQ(count_rows(fx.db(), "queue <> 'q' AND status = 0 AND attempts = 0"), 6);
+  CHECK_EQ(count_rows(fx.db(), "queue <> 'q' AND lock_token IS NULL"), 6);
+}
+
+TEST_CASE("a paused queue hands out nothing") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  Job j = add(repo, "q");
+  add(repo, "open");
+  pause_queue(fx.db(), "q");
+
+  CHECK(claim(repo, "q", 10).empty());
+  CHECK_EQ(describe(repo.get(j.id)), describe(j));
+  CHECK_EQ(claim(repo, "open", 10).size(), 1u);
+
+  auto st = repo.stats({"q"});
+  REQUIRE_EQ(st.size(), 1u);
+  CHECK(st[0].paused);
+  CHECK_EQ(st[0].ready, 1);
+
+  exec(fx.db(), "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = 'q'");
+  CHECK_EQ(ids_of(claim(repo, "q", 10)), std::vector<std::int64_t>{j.id});
+}
+
+}  // namespace queuectl::testing::contract

@@ -1,0 +1,264 @@
+// The claim and the reaper are served by indexes whose size does not grow with finished
+// jobs (DESIGN.md, Indexes): with 100,000 done jobs in the table, EXPLAIN of each hot
+// query must name its index. The statements are written out here, mirroring the
+// dialects; a second test EXPLAINs the dialects' own statements with bound values.
+#include "contract/contract_helpers.hpp"
+
+namespace queuectl::testing::contract {
+namespace {
+
+struct IndexNames {
+  const char* claim;
+  const char* leases;
+};
+
+IndexNames expected_indexes() {
+  if (is_mysql()) return {"ix_job_queue_claim", "ix_job_queue_lease"};
+  return {"job_queue_claim", "job_queue_leases"};
+}
+
+// What EXPLAIN said, as text for messages, and the index names the plan uses.
+struct Plan {
+  std::string text;
+  std::vector<std::string> indexes_used;  // MySQL: the `key` column of job_queue's rows
+  long long rows_examined = -1;           // MySQL: the `rows` estimate for job_queue
+  bool uses(const std::string& index) const {
+    if (!is_mysql()) return text.find(index) != std::string::npos;
+    return std::find(indexes_used.begin(), indexes_used.end(), index) != indexes_used.end();
+  }
+};
+
+std::string explain_keyword() {
+  if (is_sqlite()) return "EXPLAIN QUERY PLAN ";
+  return "EXPLAIN ";
+}
+
+std::string cell(const soci::row& r, std::size_t i) {
+  if (r.get_indicator(i) == soci::i_null) return "NULL";
+  switch (r.get_properties(i).get_data_type()) {
+    case soci::dt_string:
+      return r.get<std::string>(i);
+    case soci::dt_integer:
+      return std::to_string(r.get<int>(i));
+    case soci::dt_long_long:
+      return std::to_string(r.get<long long>(i));
+    case soci::dt_unsigned_long_long:
+      return std::to_string(r.get<unsigned long long>(i));
+    case soci::dt_double:
+      return std::to_string(r.get<double>(i));
+    default:
+      return "?";
+  }
+}
+
+// Runs EXPLAIN of `sql` with the binds `bind(statement&)` adds.
+template <typename Bind>
+Plan explain(Database& db, const std::string& sql, Bind bind) {
+  Plan plan;
+  soci::row r;
+  soci::statement st(db.session());
+  st.exchange(soci::into(r));
+  bind(st);
+  st.alloc();
+  st.prepare(explain_keyword() + sql);
+  st.define_and_bind();
+  for (bool got = st.execute(true); got; got = st.fetch()) {
+    std::string table, key, rows;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      std::string value = cell(r, i);
+      plan.text += (i ? " | " : "") + value;
+      const std::string name = r.get_properties(i).get_name();
+      if (name == "table") table = value;
+      if (name == "key") key = value;
+      if (name == "rows") rows = value;
+    }
+    plan.text += "\n";
+    if (table == "job_queue") {
+      plan.indexes_used.push_back(key);
+      if (!rows.empty() && rows != "NULL") plan.rows_examined = std::stoll(rows);
+    }
+  }
+  return plan;
+}
+
+Plan explain(Database& db, const std::string& sql) {
+  return explain(db, sql, [](soci::statement&) {});
+}
+
+// 100,000 done jobs, made by the database itself (a cross join of digits works on all
+// three), plus a few ready, scheduled, processing and expired ones; then statistics.
+void fill_table(FreshDatabase& fx, JobRepository& repo) {
+  const std::string digits =
+      "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL "
+      "SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 "
+      "UNION ALL SELECT 9)";
+  exec(fx.db(),
+       "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
+       "SELECT 'q', 2, 1, '{}', " +
+           now_sql() + " FROM " + digits + " a, " + digits + " b, " + digits + " c, " + digits +
+           " d, " + digits + " e");
+  REQUIRE_EQ(count_rows(fx.db(), "status = 2"), 100000);
+
+  for (int i = 0; i < 8; ++i) add(repo, "q", "{}", i % 3);
+  for (int i = 0; i < 5; ++i) add(repo, "other");
+  NewJob later = new_job("q");
+  later.delay = Duration::seconds(3600);
+  add(repo, later);
+  claim(repo, "q", 3, Duration::seconds(3600));
+  claim(repo, "q", 2, millis(1));
+  sleep_ms(20);
+
+  if (is_postgresql()) exec(fx.db(), "ANALYZE job_queue");
+  if (is_sqlite()) exec(fx.db(), "ANALYZE");
+  if (is_mysql()) query_text(fx.db(), "ANALYZE TABLE job_queue");
+}
+
+// The claim's SELECT, as each dialect writes it (on PostgreSQL the CTE inside the claim,
+// on MySQL claim_pick, on SQLite the subquery of the claim's UPDATE).
+std::string claim_select() {
+  if (is_postgresql())
+    return R"(
+      SELECT id
+        FROM job_queue
+       WHERE queue = 'q'
+         AND status = 0
+         AND run_at <= now()
+         AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                          WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
+       ORDER BY priority DESC, run_at, id
+       LIMIT 25
+         FOR UPDATE SKIP LOCKED)";
+  if (is_mysql())
+    return R"(
+      SELECT id
+        FROM job_queue FORCE INDEX (ix_job_queue_claim)
+       WHERE queue = 'q'
+         AND status = 0
+         AND run_at <= NOW(6)
+         AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                          WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
+       ORDER BY priority DESC, run_at, id
+       LIMIT 25
+         FOR UPDATE SKIP LOCKED)";
+  return R"(
+      SELECT id
+        FROM job_queue
+       WHERE queue = 'q'
+         AND status = 0
+         AND run_at <= strftime('%Y-%m-%d %H:%M:%f', 'now')
+         AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                          WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
+       ORDER BY priority DESC, run_at, id
+       LIMIT 25)";
+}
+
+// The reaper's pick of expired leases (reap_pick), for all queues.
+std::string expired_select() {
+  if (is_postgresql())
+    return R"(
+      SELECT id
+        FROM job_queue
+       WHERE status = 1 AND lock_until < now()
+         AND queue = COALESCE(CAST(NULL AS text), queue)
+       ORDER BY lock_until, id
+       LIMIT 1000
+         FOR UPDATE SKIP LOCKED)";
+  if (is_mysql())
+    return R"(
+      SELECT id
+        FROM job_queue FORCE INDEX (ix_job_queue_lease)
+       WHERE status = 1 AND lock_until < NOW(6)
+         AND queue = COALESCE(NULL, queue)
+       ORDER BY lock_until, id
+       LIMIT 1000
+         FOR UPDATE SKIP LOCKED)";
+  return R"(
+      SELECT id
+        FROM job_queue
+       WHERE status = 1 AND lock_until < strftime('%Y-%m-%d %H:%M:%f', 'now')
+         AND queue = COALESCE(NULL, queue)
+       ORDER BY lock_until, id
+       LIMIT 1000)";
+}
+
+void check_plan(const Plan& plan, const std::string& index) {
+  CHECK_MESSAGE(plan.uses(index), "the plan does not use " << index << ":\n" << plan.text);
+  if (is_postgresql())
+    CHECK_MESSAGE(plan.text.find("Seq Scan on job_queue") == std::string::npos,
+                  "the plan scans the whole table:\n"
+                      << plan.text);
+  if (is_mysql()) {
+    // The estimate must count the few live rows, not the 100,000 finished ones.
+    CHECK_MESSAGE(plan.rows_examined >= 0, plan.text);
+    CHECK_MESSAGE(plan.rows_examined < 1000, "the plan reads about " << plan.rows_examined
+                                                                     << " rows:\n"
+                                                                     << plan.text);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the claim and the expired-lease pick use their indexes among 100,000 done jobs") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  fill_table(fx, repo);
+  const IndexNames names = expected_indexes();
+
+  check_plan(explain(fx.db(), claim_select()), names.claim);
+  check_plan(explain(fx.db(), expired_select()), names.leases);
+  // And the queries still answer correctly.
+  CHECK_EQ(repo.stats({"q"}).front().expired, 2);
+  CHECK_EQ(claim(repo, "q", 100).size(), 3u);
+}
+
+TEST_CASE("the dialects' own claim, reaper and lease statements use their indexes") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  fill_table(fx, repo);
+  const IndexNames names = expected_indexes();
+  const Statements& q = fx.db().sql();
+
+  std::string queue = "q", worker = "w", token = "00000000-0000-4000-8000-000000000000";
+  std::string null_text;
+  soci::indicator null_ind = soci::i_null;
+  long long lease_ms = 30000, within_ms = 0, older_ms = 0;
+  int limit = 25, batch = 1000;
+
+  {
+    INFO("the claim");
+    Plan plan = q.claim_returns_jobs ? explain(fx.db(), q.claim,
+                                               [&](soci::statement& st) {
+                                                 st.exchange(soci::use(worker, "worker"));
+                                                 st.exchange(soci::use(token, "token"));
+                                                 st.exchange(soci::use(lease_ms, "lease_ms"));
+                                                 st.exchange(soci::use(queue, "queue"));
+                                                 st.exchange(soci::use(limit, "limit"));
+                                               })
+                                     : explain(fx.db(), q.claim_pick, [&](soci::statement& st) {
+                                         st.exchange(soci::use(queue, "queue"));
+                                         st.exchange(soci::use(limit, "limit"));
+                                       });
+    check_plan(plan, names.claim);
+  }
+  {
+    INFO("reap_pick");
+    Plan plan = explain(fx.db(), q.reap_pick, [&](soci::statement& st) {
+      st.exchange(soci::use(null_text, null_ind, "queue"));
+      st.exchange(soci::use(batch, "batch"));
+    });
+    check_plan(plan, names.leases);
+  }
+  {
+    INFO("list_leases, expired only");
+    Plan plan = explain(fx.db(), q.list_leases, [&](soci::statement& st) {
+      st.exchange(soci::use(null_text, null_ind, "queue"));
+      st.exchange(soci::use(null_text, null_ind, "worker"));
+      st.exchange(soci::use(within_ms, "within_ms"));
+      st.exchange(soci::use(older_ms, "older_ms"));
+      st.exchange(soci::use(batch, "limit"));
+    });
+    check_plan(plan, names.leases);
+  }
+}
+
+}  // namespace queuectl::testing::contract
