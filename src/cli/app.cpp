@@ -62,6 +62,13 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       app.exit(e, out, err);
       return 0;
     }
+    // CLI11 reports a mistyped command as "A subcommand is required": name it instead.
+    const auto extras = app.remaining();
+    if (app.get_subcommands().empty() && !extras.empty() && extras.front().rfind("-", 0) != 0) {
+      err << "queuectl: error: unknown command '" << extras.front()
+          << "' (see queuectl --help for the list)\n";
+      return static_cast<int>(ExitCode::usage);
+    }
     err << "queuectl: error: " << e.what() << " (see queuectl --help)\n";
     return static_cast<int>(ExitCode::usage);
   } catch (const CommandExit& e) {

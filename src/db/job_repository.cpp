@@ -48,8 +48,11 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
          use(max_attempts, "max_attempts"), use(payload, "payload"),
          use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
     st.execute(true);
+    // Read the count before check_skipped_rows: on MySQL it runs SHOW WARNINGS, and the
+    // affected-row count is the connection's, for whatever statement ran last.
+    const long long inserted = st.get_affected_rows();
     db_.dialect().check_skipped_rows(s);
-    if (st.get_affected_rows() > 0) {
+    if (inserted > 0) {
       long long id = 0;
       s << q.last_insert_id, soci::into(id);
       auto jobs =
