@@ -1,4 +1,5 @@
 // queuectl enqueue: add one job, or many from NDJSON in one transaction.
+#include <limits>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -64,22 +65,31 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
         if (!value.is_string()) throw UsageError("\"" + key + "\" must be a string");
         return value.get<std::string>();
       };
+      // A 32-bit integer, checked before it is narrowed (no silent wrap-around).
       auto integer = [&]() {
-        if (!value.is_number_integer()) throw UsageError("\"" + key + "\" must be an integer");
-        return value.get<long long>();
+        const bool fits = value.is_number_unsigned()
+                              ? value.get<unsigned long long>() <= std::numeric_limits<int>::max()
+                              : value.is_number_integer() &&
+                                    value.get<long long>() >= std::numeric_limits<int>::min() &&
+                                    value.get<long long>() <= std::numeric_limits<int>::max();
+        if (!fits)
+          throw UsageError("\"" + key + "\" must be an integer between " +
+                           std::to_string(std::numeric_limits<int>::min()) + " and " +
+                           std::to_string(std::numeric_limits<int>::max()));
+        return static_cast<int>(value.get<long long>());
       };
       if (key == "queue")
         one.queue = text();
       else if (key == "payload")
         one.payload = value.dump();
       else if (key == "priority")
-        one.priority = static_cast<int>(integer());
+        one.priority = integer();
       else if (key == "delay")
         one.delay = value.is_number() ? value.dump() : text();
       else if (key == "run_at")
         one.run_at = text();
       else if (key == "max_attempts")
-        one.max_attempts = static_cast<int>(integer());
+        one.max_attempts = integer();
       else if (key == "dedupe_key")
         one.dedupe_key = text();
       else if (key == "group_key")

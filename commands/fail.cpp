@@ -25,8 +25,7 @@ Output run_fail(Context& ctx, const FailOptions& o) {
   r.id = parse_job_id(o.id);
   if (o.token.empty()) throw UsageError("fail needs --token (the lock_token from claim)");
   r.token = o.token;
-  if (o.error.size() > kMaxErrorText)
-    throw UsageError("--error is longer than " + std::to_string(kMaxErrorText) + " bytes");
+  validate_text(o.error, "--error", kMaxErrorText);
   r.error = o.error.empty() ? "failed without a message" : o.error;
   if (!o.retry_in.empty() && o.permanent)
     throw UsageError("--retry-in and --permanent exclude each other");

@@ -33,7 +33,14 @@ int run_lock(Context& ctx, const LockOptions& o) {
                    (wait.positive() ? " (waited " + wait.str() + ")" : "") +
                    "; try again later or pass --wait DUR");
   ctx.debug("holding lock '" + o.name + "'");
-  return run_forwarding_signals(o.command);
+  // Should the lock be lost while CMD runs (the server session dropped, or a SQLite row
+  // that could not be refreshed expired), CMD is stopped: it no longer runs alone.
+  int code = run_forwarding_signals(o.command, [&] { return lock->held(); });
+  if (!lock->held())
+    throw Error("lost the named lock '" + o.name + "' while the command ran (connection to " +
+                db.url().redacted() + " lost?); the command was stopped, exit code " +
+                std::to_string(code));
+  return code;
 }
 
 }  // namespace
@@ -47,7 +54,9 @@ void setup_lock(CLI::App& app, Context& ctx) {
   sub->footer(
       "PostgreSQL: pg_try_advisory_lock; MySQL/MariaDB: GET_LOCK; SQLite: a lock row with a\n"
       "heartbeat. The command's exit code becomes queuectl's; exit 5 when the lock is busy.\n"
-      "Signals sent to queuectl are passed on to the command.\n"
+      "Signals sent to queuectl are passed on to the command, and the command is killed if\n"
+      "queuectl dies. If the lock is lost while it runs (the database connection dropped),\n"
+      "the command is stopped and queuectl exits 1.\n"
       "Examples:\n"
       "  queuectl lock nightly-report -- ./make-report.sh --month 2026-11\n"
       "  queuectl lock billing --wait 5m -- php artisan billing:run");

@@ -65,12 +65,19 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
     }
   }
   auto progress = [&](const ReapResult& so_far) {
+    if (lock && !lock->held())
+      throw Error("lost the named lock " + lock->name() + " after " +
+                  std::to_string(so_far.batches) + " batch(es); stopped (run reap again)");
     if (ctx.interactive_stderr())
       *ctx.err << "\rreaped " << so_far.requeued.size() + so_far.failed.size() << " job(s) in "
                << so_far.batches << " batch(es)" << std::flush;
   };
   ReapResult result = LeaseRepository(db).reap(r, progress);
   if (ctx.interactive_stderr() && result.batches > 0) *ctx.err << "\n";
+  // `-q reap` from cron: a run that found nothing prints nothing, so cron mails only
+  // when leases did expire (a worker died) or something failed.
+  const bool nothing = result.requeued.empty() && result.failed.empty();
+  if (ctx.options.quiet && nothing && ctx.format() == Format::table) return;
   ctx.print(reap_view(result, r.dry_run));
 }
 
@@ -91,7 +98,7 @@ void setup_reap(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  queuectl reap\n"
       "  queuectl reap emails --dry-run -o json\n"
-      "  * * * * *  queuectl -q reap    (crontab: once a minute, quiet unless it fails)");
+      "  * * * * *  queuectl -q reap    (crontab: prints only when it returned jobs, or fails)");
   sub->callback([&ctx, o] { run_reap(ctx, *o); });
 }
 

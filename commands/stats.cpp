@@ -9,6 +9,24 @@
 namespace queuectl {
 namespace {
 
+// A label value in the exposition format: backslash, double quote and newline escaped.
+// (queuectl validates queue names, but rows inserted by plain SQL, as in the outbox
+// pattern, may carry anything.)
+std::string label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
 // Text exposition format for node_exporter's textfile collector.
 std::string prometheus_text(const std::vector<QueueStats>& stats) {
   std::string out;
@@ -24,22 +42,24 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
         {"ready", s.ready}, {"scheduled", s.scheduled}, {"processing", s.processing},
         {"done", s.done},   {"failed", s.failed},       {"canceled", s.canceled}};
     for (const auto& [status, count] : rows)
-      out += "queuectl_jobs{queue=\"" + s.queue + "\",status=\"" + status + "\"} " +
+      out += "queuectl_jobs{queue=\"" + label(s.queue) + "\",status=\"" + status + "\"} " +
              std::to_string(count) + "\n";
   }
   out += "# HELP queuectl_expired_leases Processing jobs whose lease has lapsed.\n";
   out += "# TYPE queuectl_expired_leases gauge\n";
   for (const auto& s : stats)
-    out += "queuectl_expired_leases{queue=\"" + s.queue + "\"} " + std::to_string(s.expired) + "\n";
+    out += "queuectl_expired_leases{queue=\"" + label(s.queue) + "\"} " +
+           std::to_string(s.expired) + "\n";
   out += "# HELP queuectl_oldest_ready_age_seconds Age of the oldest due ready job.\n";
   out += "# TYPE queuectl_oldest_ready_age_seconds gauge\n";
   for (const auto& s : stats)
-    out += "queuectl_oldest_ready_age_seconds{queue=\"" + s.queue + "\"} " +
+    out += "queuectl_oldest_ready_age_seconds{queue=\"" + label(s.queue) + "\"} " +
            num(s.oldest_ready_age_seconds.value_or(0)) + "\n";
   out += "# HELP queuectl_queue_paused 1 while the queue is paused.\n";
   out += "# TYPE queuectl_queue_paused gauge\n";
   for (const auto& s : stats)
-    out += "queuectl_queue_paused{queue=\"" + s.queue + "\"} " + (s.paused ? "1" : "0") + "\n";
+    out +=
+        "queuectl_queue_paused{queue=\"" + label(s.queue) + "\"} " + (s.paused ? "1" : "0") + "\n";
   return out;
 }
 
@@ -56,6 +76,7 @@ void setup_stats(CLI::App& app, Context& ctx) {
       "  queuectl stats emails -o json\n"
       "  queuectl stats -o prometheus > /var/lib/node_exporter/queuectl.prom");
   sub->callback([&ctx, queues] {
+    ctx.prometheus_view = true;
     for (const auto& q : *queues) validate_queue_name(q);
     auto stats = JobRepository(ctx.migrated_db()).stats(*queues);
     Output out = stats_view(stats);

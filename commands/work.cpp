@@ -50,14 +50,18 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
            std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
   WorkerSummary s = run_worker(db.url(), o, log);
-  ctx.note("queuectl: worker " + o.worker + " stopped after " + std::to_string(s.total()) +
-           " job(s): " + std::to_string(s.done) + " done, " + std::to_string(s.failed) +
-           " failed, " + std::to_string(s.timed_out) + " timed out, " + std::to_string(s.released) +
-           " released, " + std::to_string(s.lost) + " lost");
   Output out;
   out.document = {{"worker", o.worker},       {"done", s.done},         {"failed", s.failed},
                   {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};
-  if (ctx.format() != Format::table) ctx.print(out);
+  if (ctx.format() != Format::table) {
+    ctx.print(out);
+    return;
+  }
+  // The summary is work's result: on stderr (stdout belongs to nobody here), even with -q,
+  // which only silences the per-job lines.
+  *ctx.err << "queuectl: worker " << o.worker << " stopped after " << s.total()
+           << " job(s): " << s.done << " done, " << s.failed << " failed, " << s.timed_out
+           << " timed out, " << s.released << " released, " << s.lost << " lost\n";
 }
 
 }  // namespace
@@ -83,7 +87,8 @@ void setup_work(CLI::App& app, Context& ctx) {
       "Exit 0 acks the job (stdout is kept as the result when it is JSON); any other exit\n"
       "fails it with the tail of stderr. On SIGTERM/SIGINT the worker stops claiming, waits\n"
       "--grace for running jobs, then stops them and releases their jobs; a second signal\n"
-      "stops at once.\n"
+      "stops at once (SIGHUP counts as SIGTERM). One line per job on stderr unless -q; the\n"
+      "summary at exit always (-o json: on stdout).\n"
       "Examples:\n"
       "  queuectl work emails -- ./send-email.sh\n"
       "  queuectl work outbox --concurrency 4 --timeout 2m -- ./publish.sh\n"

@@ -17,8 +17,14 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# A server that cannot start fails the run: set -e stops here.
-eval "$(bash scripts/test-servers.sh start "$servers")"
+# A server that cannot start fails the run here (an assignment from a failing command
+# substitution stops set -e; `eval "$(...)"` alone would not). Its logs say why.
+if ! server_env=$(bash scripts/test-servers.sh start "$servers"); then
+  echo "test.sh: the throwaway PostgreSQL/MariaDB servers did not start; logs:" >&2
+  tail -n 30 "$servers"/*.log >&2 || true
+  exit 1
+fi
+eval "$server_env"
 export QUEUECTL_TEST_PG_URL QUEUECTL_TEST_MYSQL_URL
 
 cd build

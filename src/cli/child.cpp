@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
+
+#include "core/process.hpp"
 
 namespace queuectl {
 namespace {
@@ -18,27 +22,37 @@ void forward(int sig) {
 }
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr std::size_t kForwardedCount = sizeof kForwarded / sizeof kForwarded[0];
 
 }  // namespace
 
-int run_forwarding_signals(const std::vector<std::string>& argv) {
+int run_forwarding_signals(const std::vector<std::string>& argv,
+                           const std::function<bool()>& keep_going, int kill_after_ms) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+
+  // Signals are blocked from before fork until g_child is set, so that none sent in
+  // between is lost: it is delivered, and forwarded, once they are unblocked.
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int sig : kForwarded) sigaddset(&forwarded, sig);
+  sigprocmask(SIG_BLOCK, &forwarded, &previous);
 
   struct sigaction sa {};
   sa.sa_handler = forward;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  struct sigaction old[sizeof kForwarded / sizeof kForwarded[0]];
-  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i)
-    sigaction(kForwarded[i], &sa, &old[i]);
+  struct sigaction old[kForwardedCount];
+  for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &sa, &old[i]);
 
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
-    for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i)
-      sigaction(kForwarded[i], &old[i], nullptr);
+    for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &old[i], nullptr);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    die_with_parent(parent);
     execvp(args[0], args.data());
     std::fprintf(stderr, "queuectl: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
     _exit(127);
@@ -46,16 +60,31 @@ int run_forwarding_signals(const std::vector<std::string>& argv) {
   int code = 127;
   if (pid > 0) {
     g_child = pid;
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    bool stopping = false;
+    auto kill_at = std::chrono::steady_clock::time_point::max();
+    while (true) {
+      pid_t r = waitpid(pid, &status, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      if (!stopping && keep_going && !keep_going()) {
+        stopping = true;
+        kill(pid, SIGTERM);
+        kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+      }
+      if (stopping && std::chrono::steady_clock::now() >= kill_at) {
+        kill(pid, SIGKILL);
+        kill_at = std::chrono::steady_clock::time_point::max();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     g_child = 0;
     code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   } else {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     std::fprintf(stderr, "queuectl: error: cannot start '%s': %s\n", args[0], std::strerror(errno));
   }
-  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i)
-    sigaction(kForwarded[i], &old[i], nullptr);
+  for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &old[i], nullptr);
   return code;
 }
 

@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include "core/errors.hpp"
 #include "db/migrations.hpp"
 
 namespace queuectl {
 
 DbUrl Context::url() const {
+  if (format() == Format::prometheus && !prometheus_view)
+    throw UsageError("-o prometheus is only for `stats`; use -o table, json or ndjson here");
   return resolve_db_url({options.db, options.password_file});
 }
 

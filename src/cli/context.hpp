@@ -25,6 +25,9 @@ struct GlobalOptions {
 class Context {
  public:
   GlobalOptions options;
+  // Set by the commands that have a Prometheus view (stats); any other command refuses
+  // -o prometheus before it opens the database, so that nothing is written.
+  bool prometheus_view = false;
 
   // The -o format, parsed.
   Format format() const { return parse_format(options.format); }

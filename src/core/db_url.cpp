@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "core/errors.hpp"
 
@@ -134,6 +135,42 @@ DbUrl DbUrl::parse(std::string_view text) {
         "unknown scheme: expected postgresql://, postgres://, mysql://, mariadb:// or sqlite:");
   }
   parse_server_url(rest, url);
+  // Only parameters the driver understands: a typo must not reach it as a connection
+  // error that looks temporary.
+  static const std::set<std::string> kPostgresParams = {"host",
+                                                        "hostaddr",
+                                                        "sslmode",
+                                                        "sslcert",
+                                                        "sslkey",
+                                                        "sslrootcert",
+                                                        "sslcrl",
+                                                        "sslpassword",
+                                                        "password",
+                                                        "connect_timeout",
+                                                        "application_name",
+                                                        "options",
+                                                        "target_session_attrs",
+                                                        "keepalives",
+                                                        "keepalives_idle",
+                                                        "keepalives_interval",
+                                                        "keepalives_count",
+                                                        "tcp_user_timeout",
+                                                        "channel_binding",
+                                                        "gssencmode",
+                                                        "passfile",
+                                                        "service"};
+  static const std::set<std::string> kMysqlParams = {
+      "socket",  "password",        "sslca",        "sslcert",      "sslkey",
+      "charset", "connect_timeout", "read_timeout", "write_timeout"};
+  const auto& known = url.backend == Backend::postgresql ? kPostgresParams : kMysqlParams;
+  for (const auto& [key, value] : url.params) {
+    (void)value;
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw bad_url("unknown query parameter '" + key + "' (known: " + list + ")");
+    }
+  }
   bool socket = url.params.count(url.backend == Backend::postgresql ? "host" : "socket") > 0;
   if (url.host.empty() && !socket) throw bad_url("missing host");
   if (url.database.empty()) throw bad_url("missing database name");

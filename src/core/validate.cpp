@@ -31,7 +31,59 @@ bool printable(std::string_view s) {
   return true;
 }
 
+// Length of the well-formed UTF-8 sequence at s[i], or 0 when there is none.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
 }  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = utf8_sequence(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string to_valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = utf8_sequence(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
 
 void validate_queue_name(std::string_view name) {
   bool ok = !name.empty() && name.size() <= 64;
@@ -54,7 +106,7 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
 }
 
 void validate_key(std::string_view key, std::string_view what) {
-  if (key.empty() || key.size() > 255 || !printable(key))
+  if (key.empty() || key.size() > 255 || !printable(key) || !is_valid_utf8(key))
     throw UsageError("invalid " + std::string(what) + " '" + shown(key) +
                      "': use 1 to 255 printable characters");
 }
@@ -79,9 +131,15 @@ void validate_positive(long long value, std::string_view what) {
 }
 
 void validate_worker(std::string_view worker) {
-  if (worker.empty() || worker.size() > 128 || !printable(worker))
+  if (worker.empty() || worker.size() > 128 || !printable(worker) || !is_valid_utf8(worker))
     throw UsageError("invalid worker id '" + shown(worker) +
                      "': use 1 to 128 printable characters");
+}
+
+void validate_text(std::string_view text, std::string_view what, std::size_t max_bytes) {
+  if (text.size() > max_bytes)
+    throw UsageError(std::string(what) + " is longer than " + std::to_string(max_bytes) + " bytes");
+  if (!is_valid_utf8(text)) throw UsageError(std::string(what) + " is not valid UTF-8 text");
 }
 
 }  // namespace queuectl

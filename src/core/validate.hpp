@@ -23,5 +23,14 @@ std::int64_t parse_job_id(std::string_view text);
 void validate_positive(long long value, std::string_view what);
 // Worker identities: 1 to 128 printable characters.
 void validate_worker(std::string_view worker);
+// Free text such as --error: valid UTF-8, at most `max_bytes`.
+void validate_text(std::string_view text, std::string_view what, std::size_t max_bytes);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or values past
+// U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+// `text` with every byte that is not part of a well-formed UTF-8 sequence replaced by
+// U+FFFD, so that a command's raw output can be stored in a text column.
+std::string to_valid_utf8(std::string_view text);
 
 }  // namespace queuectl

@@ -53,9 +53,12 @@ Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.back
     session_.open(factory_for(url.backend), url.soci_connect_string());
     dialect_->configure_session(session_);
   } catch (const soci::soci_error& e) {
-    throw TemporaryError("cannot connect to " + url.redacted() + ": " +
-                         first_line(e.get_error_message()) +
-                         " (check the URL, the server and QUEUECTL_DB_PASSWORD)");
+    const std::string what =
+        "cannot connect to " + url.redacted() + ": " + first_line(e.get_error_message());
+    // Wrong credentials or database: exit 1, so that cron does not retry it as temporary.
+    if (dialect_->is_access_denied(e))
+      throw Error(what + " (check the user, QUEUECTL_DB_PASSWORD and the database name)");
+    throw TemporaryError(what + " (is the server up and reachable? check the host and port)");
   }
 }
 

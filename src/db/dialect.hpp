@@ -95,9 +95,12 @@ struct Statements {
   // Named locks. Server backends hold them on the session (lock_acquire returns 1 when
   // taken: :key :token :ttl_ms); SQLite keeps a row in queuectl_locks that expires unless
   // lock_refresh (:key :token :ttl_ms) keeps it alive. lock_release (:key :token).
+  // lock_check (servers; :key) returns 1 while this session still holds the lock: the
+  // holder runs it every few seconds, which also keeps an idle connection alive.
   bool lock_needs_heartbeat = false;
   std::string lock_acquire;
   std::string lock_refresh;
+  std::string lock_check;
   std::string lock_release;
 
   std::string create_migrations_table;
@@ -120,6 +123,9 @@ class Dialect {
   virtual bool is_contention(const soci::soci_error& e) const = 0;
   // The connection is gone or cannot be made.
   virtual bool is_connection_failure(const soci::soci_error& e) const = 0;
+  // Connecting failed for a reason that waiting will not fix: wrong user or password, no
+  // such database, or a file that cannot be opened. (Everything else is temporary.)
+  virtual bool is_access_denied(const soci::soci_error& e) const = 0;
   // A unique or check constraint rejected the write.
   virtual bool is_constraint_violation(const soci::soci_error& e) const = 0;
   // Called after an insert that skips duplicates: throws Error when the backend skipped a

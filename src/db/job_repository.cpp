@@ -196,7 +196,13 @@ std::int64_t JobRepository::run_guarded(const std::string& sql, std::int64_t id,
 
 void JobRepository::ack(const AckItem& item) {
   auto lost = ack_many({item});
-  if (!lost.empty()) throw LeaseLost(lease_lost_message(item.id));
+  if (!lost.empty()) throw_lease_lost(item.id);
+}
+
+void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail) {
+  // Only on the failure path: one read to tell a missing job (4) from a lost lease (3).
+  if (!find(id)) throw NotFound("job " + std::to_string(id) + " not found");
+  throw LeaseLost(lease_lost_message(id) + detail);
 }
 
 std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
@@ -288,7 +294,7 @@ Job JobRepository::fail(const FailRequest& r) {
     st.execute(true);
     changed = st.get_affected_rows();
   });
-  if (changed == 0) throw LeaseLost(lease_lost_message(r.id));
+  if (changed == 0) throw_lease_lost(r.id);
   return get(r.id);
 }
 
@@ -302,15 +308,14 @@ Job JobRepository::extend(std::int64_t id, const std::string& token, Duration le
     st.execute(true);
     changed = st.get_affected_rows();
   });
-  if (changed == 0)
-    throw LeaseLost(lease_lost_message(id) + " (an expired lease cannot be extended)");
+  if (changed == 0) throw_lease_lost(id, " (an expired lease cannot be extended)");
   return get(id);
 }
 
 Job JobRepository::release(std::int64_t id, const std::string& token) {
   std::int64_t changed = 0;
   db_.transaction([&] { changed = run_guarded(db_.sql().release, id, token); });
-  if (changed == 0) throw LeaseLost(lease_lost_message(id));
+  if (changed == 0) throw_lease_lost(id);
   return get(id);
 }
 

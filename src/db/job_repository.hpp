@@ -90,7 +90,8 @@ class JobRepository {
   // lease, the worker and one fresh token; attempts grows by one. Empty when none is due.
   std::vector<Job> claim(const ClaimRequest& request);
 
-  // Marks the job done. Throws LeaseLost unless it is processing under `token`.
+  // Marks the job done. Throws LeaseLost unless it is processing under `token`, NotFound
+  // when there is no such job (likewise fail, extend and release).
   void ack(const AckItem& item);
   // Acks many in one transaction; returns the ids whose lease was lost (the rest are done).
   std::vector<std::int64_t> ack_many(const std::vector<AckItem>& items);
@@ -116,6 +117,9 @@ class JobRepository {
   std::vector<Job> claim_pick_then_mark(const ClaimRequest& request, const std::string& token);
   std::vector<Job> jobs_by_ids(const std::vector<std::int64_t>& ids);
   std::int64_t run_guarded(const std::string& sql, std::int64_t id, const std::string& token);
+  // A guarded write changed nothing: throws NotFound when the job does not exist, else
+  // LeaseLost (with `detail` appended to the message).
+  [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");
 
   Database& db_;
 };

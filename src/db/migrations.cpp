@@ -44,15 +44,21 @@ std::vector<std::string> split_statements(const std::string& sql) {
 
 std::vector<MigrationState> Migrator::status() {
   std::map<int, MigrationState> applied;
+  // Read-only: a database without the migrations table has nothing applied (and keeps
+  // no new table: `migrate --status` must work for a read-only account).
   db_.retrying([&] {
     applied.clear();
-    db_.session() << db_.sql().create_migrations_table;
     int version = 0;
     std::string name, at;
-    soci::statement st = (db_.session().prepare << db_.sql().applied_migrations,
-                          soci::into(version), soci::into(name), soci::into(at));
-    for (bool got = st.execute(true); got; got = st.fetch())
-      applied[version] = {version, name, true, at};
+    try {
+      soci::statement st = (db_.session().prepare << db_.sql().applied_migrations,
+                            soci::into(version), soci::into(name), soci::into(at));
+      for (bool got = st.execute(true); got; got = st.fetch())
+        applied[version] = {version, name, true, at};
+    } catch (const soci::soci_error& e) {
+      if (db_.dialect().is_connection_failure(e) || db_.dialect().is_contention(e)) throw;
+      applied.clear();  // no migrations table yet
+    }
   });
   std::vector<MigrationState> out;
   for (const Migration& m : migrations_for(db_.url().backend)) {
@@ -63,7 +69,8 @@ std::vector<MigrationState> Migrator::status() {
 }
 
 std::vector<MigrationState> Migrator::apply() {
-  std::vector<MigrationState> done;
+  std::vector<int> done_versions;
+  db_.retrying([&] { db_.session() << db_.sql().create_migrations_table; });
   auto states = status();
   for (const Migration& m : migrations_for(db_.url().backend)) {
     bool already = std::any_of(states.begin(), states.end(), [&](const MigrationState& s) {
@@ -77,8 +84,13 @@ std::vector<MigrationState> Migrator::apply() {
       db_.session() << db_.sql().record_migration, soci::use(version, "version"),
           soci::use(name, "name");
     });
-    done.push_back({m.version, m.name, true, ""});
+    done_versions.push_back(m.version);
   }
+  // Read back, so that the caller sees when each was applied.
+  std::vector<MigrationState> done;
+  for (const MigrationState& st : status())
+    if (std::find(done_versions.begin(), done_versions.end(), st.version) != done_versions.end())
+      done.push_back(st);
   return done;
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/backoff.hpp"
+#include "core/errors.hpp"
 
 namespace queuectl {
 namespace {
@@ -41,7 +42,7 @@ long long run_lock_statement(Database& db, const std::string& sql, std::string k
 
 NamedLock::NamedLock(Database& db, std::string name, std::string key, std::string token)
     : db_(db), name_(std::move(name)), key_(std::move(key)), token_(std::move(token)) {
-  if (db_.sql().lock_needs_heartbeat) heartbeat_ = std::thread([this] { heartbeat_loop(); });
+  heartbeat_ = std::thread([this] { heartbeat_loop(); });
 }
 
 bool NamedLock::try_once(Database& db, const std::string& key, const std::string& token) {
@@ -70,17 +71,26 @@ std::unique_ptr<NamedLock> NamedLock::acquire(Database& db, const std::string& n
 }
 
 void NamedLock::heartbeat_loop() {
+  const bool row_lock = db_.sql().lock_needs_heartbeat;
+  const auto interval = row_lock ? kRowTtl.chrono() / 3 : kServerCheck.chrono();
+  auto last_ok = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
-  while (!stop_) {
-    stop_cv_.wait_for(lock, kRowTtl.chrono() / 3, [this] { return stop_; });
+  while (!stop_ && held_) {
+    stop_cv_.wait_for(lock, interval, [this] { return stop_; });
     if (stop_) break;
     try {
-      long long changed = 0;
-      db_.retrying(
-          [&] { changed = run_lock_statement(db_, db_.sql().lock_refresh, key_, token_); });
-      if (changed == 0) held_ = false;
+      long long still = 0;
+      const std::string& sql = row_lock ? db_.sql().lock_refresh : db_.sql().lock_check;
+      db_.retrying([&] { still = run_lock_statement(db_, sql, key_, token_); });
+      if (still == 0) held_ = false;
+      last_ok = std::chrono::steady_clock::now();
+    } catch (const TemporaryError&) {
+      // A server lock lives in its session: a lost connection has freed it. A SQLite row
+      // outlives a few missed beats, but not a whole TTL.
+      if (!row_lock || std::chrono::steady_clock::now() - last_ok >= kRowTtl.chrono())
+        held_ = false;
     } catch (...) {
-      // A failed heartbeat is retried at the next beat; the row outlives a few misses.
+      if (std::chrono::steady_clock::now() - last_ok >= kRowTtl.chrono()) held_ = false;
     }
   }
 }

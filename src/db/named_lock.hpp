@@ -27,11 +27,14 @@ class NamedLock {
   NamedLock& operator=(const NamedLock&) = delete;
 
   const std::string& name() const { return name_; }
-  // False once a heartbeat found the lock row gone (SQLite only: it expired or was taken).
+  // False once the heartbeat found the lock gone: on SQLite the row expired or was taken
+  // (or could not be refreshed for a whole TTL); on a server the session was lost.
   bool held() const { return held_; }
 
-  // How long a SQLite lock row lives without a heartbeat.
+  // How long a SQLite lock row lives without a heartbeat; it is refreshed every third.
   static constexpr Duration kRowTtl = Duration::seconds(30);
+  // How often a server lock checks that its session still holds it.
+  static constexpr Duration kServerCheck = Duration::seconds(5);
 
  private:
   NamedLock(Database& db, std::string name, std::string key, std::string token);

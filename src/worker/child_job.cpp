@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "core/errors.hpp"
+#include "core/process.hpp"
+#include "core/validate.hpp"
 
 namespace queuectl {
 
@@ -24,10 +26,16 @@ std::unique_ptr<ChildJob> ChildJob::start(const std::vector<std::string>& argv,
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) throw Error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      close(fd);
+    throw Error(std::string("cannot fork: ") + std::strerror(errno));
+  }
   if (pid == 0) {
     setpgid(0, 0);
+    die_with_parent(parent);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -129,7 +137,9 @@ void ChildJob::signal(int sig) const {
 std::string ChildJob::err_tail() const {
   std::string tail = err_.size() > kStderrTail ? err_.substr(err_.size() - kStderrTail) : err_;
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
-  return (err_truncated_ || err_.size() > kStderrTail ? "..." : "") + tail;
+  // Raw bytes: a cut at the start may split a character, and a command may print
+  // anything; last_error is text, so it must be valid UTF-8.
+  return to_valid_utf8((err_truncated_ || err_.size() > kStderrTail ? "..." : "") + tail);
 }
 
 }  // namespace queuectl

@@ -29,7 +29,7 @@ int g_wake_fd = -1;
 volatile sig_atomic_t g_stop_signals = 0;
 
 void on_signal(int sig) {
-  if (sig == SIGTERM || sig == SIGINT) ++g_stop_signals;
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) ++g_stop_signals;
   char c = static_cast<char>(sig);
   if (g_wake_fd >= 0) (void)!write(g_wake_fd, &c, 1);
 }
@@ -45,10 +45,17 @@ class SignalScope {
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+    for (int i = 0; i < kCount; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+    // A command that exits without reading all of its payload must not take the worker
+    // with it: writes to its closed stdin fail with EPIPE instead.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
   }
   ~SignalScope() {
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+    for (int i = 0; i < kCount; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
     g_wake_fd = -1;
     close(fds_[0]);
     close(fds_[1]);
@@ -62,9 +69,11 @@ class SignalScope {
   }
 
  private:
-  static constexpr int kSignals[3] = {SIGTERM, SIGINT, SIGCHLD};
+  static constexpr int kCount = 4;
+  static constexpr int kSignals[kCount] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD};
   int fds_[2] = {-1, -1};
-  struct sigaction old_[3];
+  struct sigaction old_[kCount];
+  struct sigaction old_pipe_;
 };
 
 struct Running {
@@ -100,6 +109,8 @@ class Worker {
   void stop_job(Running& r, int sig, Clock::time_point now);
   void check_timers(Clock::time_point now);
   void flush_pending();
+  // Queues a release of a job that was claimed but will not run.
+  void give_back(const Job& job, const std::string& why);
   JobRepository& repo();
   void connection_trouble(const std::exception& e);
 
@@ -151,11 +162,13 @@ void Worker::claim_more(Clock::time_point now) {
   std::vector<Job> jobs;
   try {
     jobs = repo().claim({o_.queue, limit, o_.lease, o_.worker});
-  } catch (const TemporaryError& e) {
+  } catch (const Error& e) {
+    // Temporary or not, a worker keeps going: log it, reconnect, back off (jittered).
     connection_trouble(e);
     idle_ = Duration(
         std::min(o_.idle_max.chrono(), std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
-    next_claim_ = now + idle_.chrono();
+    next_claim_ = now + std::chrono::milliseconds(static_cast<long>(
+                            static_cast<double>(idle_.ms()) * (0.5 + 0.5 * random_unit())));
     return;
   }
   if (jobs.empty()) {
@@ -175,6 +188,22 @@ void Worker::claim_more(Clock::time_point now) {
   for (const Job& job : jobs) start_job(job);
 }
 
+void Worker::give_back(const Job& job, const std::string& why) {
+  const std::string token = job.lock_token.value_or("");
+  const std::string head = "job " + std::to_string(job.id);
+  pending_.push_back([this, job, token, head, why] {
+    try {
+      repo().release(job.id, token);
+      ++summary_.released;
+      log_(head + ": released, " + why);
+    } catch (const LeaseLost&) {
+      ++summary_.lost;
+      log_(head + ": lease lost before it could be released");
+    }
+    heartbeat_->untrack(job.id);
+  });
+}
+
 void Worker::start_job(const Job& job) {
   ++claimed_;
   std::map<std::string, std::string> env = {
@@ -188,8 +217,15 @@ void Worker::start_job(const Job& job) {
   r.job = job;
   r.started = Clock::now();
   if (o_.timeout) r.deadline = r.started + o_.timeout->chrono();
-  r.child = ChildJob::start(o_.command, env, job.payload);
   heartbeat_->track(job.id, job.lock_token.value_or(""));
+  try {
+    r.child = ChildJob::start(o_.command, env, job.payload);
+  } catch (const Error& e) {
+    // Out of processes or descriptors: not the job's fault. Give it back, pause claiming.
+    give_back(job, std::string("could not start the command: ") + e.what());
+    next_claim_ = Clock::now() + o_.idle_max.chrono();
+    return;
+  }
   running_.push_back(std::move(r));
 }
 
@@ -217,6 +253,7 @@ void Worker::check_timers(Clock::time_point now) {
         stop_job(r, SIGTERM, now);
       }
     }
+    grace_deadline_.reset();  // done: from here on the kill timers take over
   }
 }
 
@@ -279,6 +316,13 @@ void Worker::finish(Running& r) {
     } catch (const LeaseLost&) {
       ++summary_.lost;
       log_(head + ": lease lost before it could be recorded; another worker may run it");
+    } catch (const TemporaryError&) {
+      throw;  // retried by flush_pending
+    } catch (const Error& e) {
+      // The database refused the write itself: retrying cannot help. The lease runs out
+      // and the reaper hands the job out again.
+      ++summary_.lost;
+      log_(head + ": could not be recorded (" + e.what() + "); left to the reaper");
     }
     heartbeat_->untrack(job.id);
   });

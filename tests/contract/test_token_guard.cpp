@@ -82,8 +82,10 @@ TEST_CASE("ack is refused without the live lease, and nothing changes") {
     check_refused(repo, other.id, [&] { repo.ack({other.id, *c.lock_token, std::nullopt}); });
     check_refused(repo, other.id, [&] { repo.ack({other.id, "", std::nullopt}); });
   }
-  SUBCASE("a job that does not exist") {
-    CHECK_THROWS_AS(repo.ack({other.id + 100, *c.lock_token, std::nullopt}), LeaseLost);
+  SUBCASE("a job that does not exist: not found, not a lost lease") {
+    CHECK_THROWS_AS(repo.ack({other.id + 100, *c.lock_token, std::nullopt}), NotFound);
+    CHECK_THROWS_AS(repo.extend(other.id + 100, *c.lock_token, Duration::seconds(30)), NotFound);
+    CHECK_THROWS_AS(repo.release(other.id + 100, *c.lock_token), NotFound);
   }
   CHECK_EQ(count_rows(fx.db()), 3);
 }

@@ -244,11 +244,13 @@ Statements make_statements() {
     SELECT queue FROM queuectl_queues
     ORDER BY 1)";
 
-  // GET_LOCK is held by the session until RELEASE_LOCK or disconnect: no heartbeat.
-  // Both statements use :key only; acquire returns 1 when taken, 0 when held elsewhere.
+  // GET_LOCK is held by the session until RELEASE_LOCK or disconnect: nothing to refresh,
+  // only a check that the session still holds it (which also keeps wait_timeout away).
+  // All use :key only; acquire returns 1 when taken, 0 when held elsewhere.
   s.lock_needs_heartbeat = false;
   s.lock_acquire = "SELECT GET_LOCK(:key, 0)";
   s.lock_refresh = "";
+  s.lock_check = "SELECT CASE WHEN IS_USED_LOCK(:key) = CONNECTION_ID() THEN 1 ELSE 0 END";
   s.lock_release = "SELECT RELEASE_LOCK(:key)";
 
   s.create_migrations_table = R"(
@@ -338,6 +340,14 @@ class MysqlDialect final : public Dialect {
       default:
         return false;
     }
+  }
+  bool is_access_denied(const soci::soci_error& e) const override {
+    auto* err = mysql_error(e);
+    if (err) return err->err_num_ == 1044 || err->err_num_ == 1045 || err->err_num_ == 1049 ||
+                    err->err_num_ == 1698;  // no db access, bad password, unknown db, no plugin
+    const std::string msg = e.get_error_message();
+    return msg.find("Access denied") != std::string::npos ||
+           msg.find("Unknown database") != std::string::npos;
   }
   bool is_constraint_violation(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);

@@ -306,12 +306,16 @@ Statements make_statements() {
     SELECT queue FROM queuectl_queues
     ORDER BY 1)";
 
-  // Session advisory locks: released by lock_release or when the session ends, so no
-  // heartbeat. They bind :key only (a 64-bit key, see lock_key).
+  // Session advisory locks: released by lock_release or when the session ends, so nothing
+  // to refresh. They bind :key only (a 64-bit key, see lock_key).
   s.lock_needs_heartbeat = false;
   s.lock_acquire =
       "SELECT CASE WHEN pg_try_advisory_lock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
   s.lock_refresh = "";
+  // The lock's connection holds this one advisory lock and nothing else.
+  s.lock_check =
+      "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+      " AND pid = pg_backend_pid()";
   s.lock_release =
       "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
 
@@ -358,6 +362,18 @@ class PostgresqlDialect final : public Dialect {
     return state == "40001"     // serialization_failure
            || state == "40P01"  // deadlock_detected
            || state == "55P03"; // lock_not_available (lock_timeout, NOWAIT)
+  }
+  bool is_access_denied(const soci::soci_error& e) const override {
+    const std::string state = sqlstate_of(e);
+    if (state == "28P01" || state == "28000" || state == "3D000") return true;
+    // At connect time libpq gives text only.
+    const std::string msg = e.get_error_message();
+    for (const char* needle : {"password authentication failed", "no password supplied",
+                               "does not exist", "no pg_hba.conf entry",
+                               "authentication failed"}) {
+      if (msg.find(needle) != std::string::npos) return true;
+    }
+    return false;
   }
   bool is_connection_failure(const soci::soci_error& e) const override {
     const std::string state = sqlstate_of(e);

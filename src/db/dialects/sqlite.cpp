@@ -252,6 +252,8 @@ class SqliteDialect final : public Dialect {
     auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
     return err && (err->result() & 0xff) == SQLITE_CANTOPEN;
   }
+  // A file that cannot be opened (missing folder, permissions, not a database) stays so.
+  bool is_access_denied(const soci::soci_error& e) const override { return !is_contention(e); }
   bool is_constraint_violation(const soci::soci_error& e) const override {
     auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
     return err && (err->result() & 0xff) == SQLITE_CONSTRAINT;
