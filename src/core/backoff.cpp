@@ -26,13 +26,6 @@ Duration backoff_ceiling(const BackoffPolicy& policy, int attempts) {
   return Duration(std::chrono::milliseconds(static_cast<std::int64_t>(capped)));
 }
 
-Duration backoff_delay(const BackoffPolicy& policy, int attempts) {
-  std::int64_t ceiling = backoff_ceiling(policy, attempts).ms();
-  std::int64_t half = ceiling / 2;
-  auto jitter = static_cast<std::int64_t>(random_unit() * static_cast<double>(ceiling - half + 1));
-  return Duration(std::chrono::milliseconds(std::min(ceiling, half + jitter)));
-}
-
 double random_unit() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(generator());
 }

@@ -13,10 +13,10 @@ struct BackoffPolicy {
   Duration cap = Duration::seconds(3600);
 };
 
-// The delay before attempt `attempts + 1`, without jitter.
+// The longest delay before attempt `attempts + 1`: min(cap, base * 2^(attempts-1)). The
+// dialects compute the same in SQL (fail_retry, reap_mark), times a jitter factor in
+// [1/2, 1], from the database clock; this is the reference their tests check them against.
 Duration backoff_ceiling(const BackoffPolicy& policy, int attempts);
-// The delay with "equal jitter": uniformly in [ceiling/2, ceiling].
-Duration backoff_delay(const BackoffPolicy& policy, int attempts);
 // A uniformly random fraction in [0, 1) from a per-thread generator.
 double random_unit();
 // A fresh random 128-bit token as UUID version 4 text.

@@ -57,39 +57,6 @@ TEST_CASE("core::backoff_ceiling") {
   }
 }
 
-TEST_CASE("core::backoff_delay") {
-  BackoffPolicy policy;
-  SUBCASE("within [ceiling/2, ceiling] and not constant") {
-    for (int attempts : {0, 1, 2, 3, 8, 12, 40}) {
-      CAPTURE(attempts);
-      std::int64_t ceiling = queuectl::backoff_ceiling(policy, attempts).ms();
-      std::set<std::int64_t> seen;
-      for (int draw = 0; draw < 2000; ++draw) {
-        std::int64_t d = queuectl::backoff_delay(policy, attempts).ms();
-        REQUIRE(d >= ceiling / 2);
-        REQUIRE(d <= ceiling);
-        seen.insert(d);
-      }
-      CHECK(seen.size() > 100);
-    }
-  }
-  SUBCASE("spreads over the whole range") {
-    std::int64_t ceiling = queuectl::backoff_ceiling(policy, 3).ms();  // 20s
-    std::int64_t low = ceiling, high = 0;
-    for (int draw = 0; draw < 5000; ++draw) {
-      std::int64_t d = queuectl::backoff_delay(policy, 3).ms();
-      low = std::min(low, d);
-      high = std::max(high, d);
-    }
-    CHECK(low < ceiling / 2 + ceiling / 20);  // within 5% of each end
-    CHECK(high > ceiling - ceiling / 20);
-  }
-  SUBCASE("a zero base gives zero") {
-    BackoffPolicy zero{Duration(), Duration::seconds(10)};
-    CHECK(queuectl::backoff_delay(zero, 3).ms() == 0);
-  }
-}
-
 TEST_CASE("core::random_unit") {
   std::set<double> seen;
   for (int i = 0; i < 1000; ++i) {
