@@ -75,17 +75,20 @@ IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force fo
 }
 
 std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f, std::int64_t after) {
-  std::vector<long long> ids(static_cast<std::size_t>(f.batch));
+  std::vector<long long> ids;
   db_.retrying([&] {
-    ids.resize(static_cast<std::size_t>(f.batch));
     std::string queue = f.queue.value_or("");
     soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
     int mask = status_mask(f.statuses);
     long long older_ms = f.older_than.ms(), after_id = after;
     int batch = f.batch;
-    db_.session() << db_.sql().finished_pick, use(queue, queue_ind, "queue"),
-        use(mask, "status_mask"), use(older_ms, "older_ms"), use(after_id, "after"),
-        use(batch, "batch"), soci::into(ids);
+    ids = fetch_ids(db_.session(), db_.sql().finished_pick, [&](soci::statement& st) {
+      st.exchange(use(queue, queue_ind, "queue"));
+      st.exchange(use(mask, "status_mask"));
+      st.exchange(use(older_ms, "older_ms"));
+      st.exchange(use(after_id, "after"));
+      st.exchange(use(batch, "batch"));
+    });
   });
   return ids;
 }

@@ -165,8 +165,10 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   std::string queue = r.queue, worker = r.worker, tok = token;
   int limit = r.limit;
   long long lease_ms = r.lease.ms();
-  std::vector<long long> picked(static_cast<std::size_t>(limit));
-  s << q.claim_pick, use(queue, "queue"), use(limit, "limit"), soci::into(picked);
+  std::vector<long long> picked = fetch_ids(s, q.claim_pick, [&](soci::statement& st) {
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(limit, "limit"));
+  });
   if (picked.empty()) return {};
   soci::statement mark(s);
   bind_ids(mark, picked);

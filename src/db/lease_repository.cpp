@@ -65,8 +65,10 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       std::string queue = o.queue.value_or("");
       soci::indicator queue_ind = o.queue ? soci::i_ok : soci::i_null;
       int batch = o.batch;
-      std::vector<long long> ids(static_cast<std::size_t>(batch));
-      s << q.reap_pick, use(queue, queue_ind, "queue"), use(batch, "batch"), soci::into(ids);
+      std::vector<long long> ids = fetch_ids(s, q.reap_pick, [&](soci::statement& st) {
+        st.exchange(use(queue, queue_ind, "queue"));
+        st.exchange(use(batch, "batch"));
+      });
       picked_count = ids.size();
       if (ids.empty()) return;
       long long base_ms = o.backoff.base.ms(), cap_ms = o.backoff.cap.ms();

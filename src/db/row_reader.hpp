@@ -43,6 +43,22 @@ std::vector<Job> fetch_jobs(soci::session& session, const std::string& sql, AddU
   return jobs;
 }
 
+// Runs a statement that returns one integer column (ids) with the binds `add_uses`
+// adds, and collects every row. Row by row on purpose: SOCI reads a one-element vector
+// into() as a single row, which would make a LIMIT 1 pick wrong.
+template <typename AddUses>
+std::vector<long long> fetch_ids(soci::session& session, const std::string& sql,
+                                 AddUses add_uses) {
+  soci::statement st(session);
+  long long one = 0;
+  st.exchange(soci::into(one));
+  add_uses(st);
+  prepare_once(st, sql);
+  std::vector<long long> ids;
+  for (bool got = st.execute(true); got; got = st.fetch()) ids.push_back(one);
+  return ids;
+}
+
 // Binds "{ids}" as :id0, :id1, ... in `sql` (text built from the count, never the values).
 std::string expand_ids(const std::string& sql, std::size_t count);
 // Adds use(ids[i], "id<i>") for each id; `ids` must outlive the statement's execution.

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -96,6 +97,25 @@ inline int spawn_queuectl(const std::string& url, const std::vector<std::string>
   return spawn_process(argv, log);
 }
 
+// Starts queuectl in the background with stdout to `out` and stderr to `err` (kept apart,
+// so that -o json output can be parsed); returns its pid.
+inline int spawn_queuectl_split(const std::string& url, const std::vector<std::string>& args,
+                                const std::string& out, const std::string& err) {
+  std::vector<std::string> argv = {
+      "sh", "-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", err, QUEUECTL_BINARY, "--db", url};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_process(argv, out);
+}
+
+// Whether a process is gone: no such pid, or a zombie that its new parent (an orphan's
+// adopter) has not reaped yet.
+inline bool process_gone(int pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  std::size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+}
+
 // Reaps a spawned child if it has exited: returns true and its exit code (128 + signal).
 inline bool try_wait(int pid, int& code) {
   int status = 0;
@@ -146,6 +166,11 @@ class Cleanup {
   void pid(int pid) {
     if (pid > 0) pids_.insert(pid);
   }
+  // Once a pid or group is known to be gone, so that a reused pid is never killed.
+  void gone(int pid) {
+    pids_.erase(pid);
+    groups_.erase(pid);
+  }
 
  private:
   std::set<int> children_, groups_, pids_;
@@ -190,6 +215,39 @@ inline void make_due(FreshDatabase& fixture, std::int64_t id) {
   long long v = id;
   fixture.db().session() << "UPDATE job_queue SET run_at = created_at WHERE id = :id",
       soci::use(v, "id");
+}
+
+// Enqueues `count` jobs ({"n": i}) into `queue` with one `enqueue --from -`.
+inline void enqueue_many(const std::string& url, const std::string& queue, int count) {
+  std::string lines;
+  for (int i = 0; i < count; ++i)
+    lines += "{\"queue\":\"" + queue + "\",\"payload\":{\"n\":" + std::to_string(i) + "}}\n";
+  json r = ok_json(url, {"enqueue", "--from", "-"}, lines);
+  REQUIRE(r["enqueued"] == count);
+}
+
+// Rows of job_queue with this status (0 ready, 1 processing, 2 done, 3 failed).
+inline long long jobs_with_status(FreshDatabase& fixture, int status) {
+  return scalar(fixture.db(),
+                "SELECT COUNT(*) FROM job_queue WHERE status = " + std::to_string(status));
+}
+
+// SQLite only: whether no connection holds the database's write lock right now, i.e. no
+// write transaction is open (BEGIN IMMEDIATE succeeds without waiting).
+inline bool sqlite_write_lock_free(FreshDatabase& fixture) {
+  soci::session& s = fixture.db().session();
+  int busy_timeout = 0;
+  s << "PRAGMA busy_timeout", soci::into(busy_timeout);
+  s << "PRAGMA busy_timeout = 0";
+  bool free = true;
+  try {
+    s << "BEGIN IMMEDIATE";
+    s << "ROLLBACK";
+  } catch (const soci::soci_error&) {
+    free = false;
+  }
+  s << ("PRAGMA busy_timeout = " + std::to_string(busy_timeout));
+  return free;
 }
 
 inline bool contains(const std::string& haystack, const std::string& needle) {

@@ -1,6 +1,7 @@
 // `queuectl lock NAME -- CMD` through the real binary: mutual exclusion, --wait, exit
-// codes, a holder killed with SIGKILL, signals passed on to CMD. Runs unchanged on every
-// backend (PostgreSQL advisory locks, MySQL GET_LOCK, SQLite lock rows).
+// codes, a holder killed with SIGKILL (its CMD dies too), signals passed on to CMD, and
+// the reaper backing off while its lock is held. Runs unchanged on every backend
+// (PostgreSQL advisory locks, MySQL GET_LOCK, SQLite lock rows).
 #include <doctest/doctest.h>
 
 #include "cli/fault_helpers.hpp"
@@ -18,27 +19,43 @@ std::string gated(const std::string& log, const std::string& go) {
 
 }  // namespace
 
+// Both are spawned from this thread, outputs to files: holders started through
+// queuectl_async can inherit each other's output pipes (run_process forks from several
+// threads and its pipes are not close-on-exec), so the loser's run would not end before
+// the winner's.
 TEST_CASE("cli: lock: two holders started together: one runs, the other exits 5") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
+  Cleanup cleanup;
   const std::string log = dir.path() + "/log", go = dir.path() + "/go";
-
-  auto a = queuectl_async(url, {"lock", "nightly", "--", "sh", "-c", gated(log, go)});
-  auto b = queuectl_async(url, {"lock", "nightly", "--", "sh", "-c", gated(log, go)});
+  std::map<int, std::string> out_of;
+  for (const char* who : {"a", "b"}) {
+    const std::string out = dir.path() + "/" + who;
+    out_of[cleanup.child(spawn_queuectl_split(
+        url, {"lock", "nightly", "--", "sh", "-c", gated(log, go)}, out + ".out", out + ".err"))] =
+        out;
+  }
   // The loser gives up at once; the winner holds the lock until we let it go.
-  bool one_done = wait_until([&] { return is_ready(a) || is_ready(b); }, 30000, 20);
-  REQUIRE(one_done);
-  const bool a_lost = is_ready(a);
-  RunResult loser = a_lost ? a.get() : b.get();
-  check_error(loser, 5, "nightly");
-  CHECK(contains(loser.err, "held by someone else"));
-  CHECK(read_lines(log) == std::vector<std::string>{"start"});  // its command never ran
+  int loser = 0, code = -1;
+  REQUIRE(wait_until(
+      [&] {
+        for (const auto& [pid, out] : out_of)
+          if (try_wait(pid, code)) return (loser = pid) > 0;
+        return false;
+      },
+      30000, 20));
+  cleanup.forget(loser);
+  RunResult lost{code, read_text(out_of[loser] + ".out"), read_text(out_of[loser] + ".err")};
+  check_error(lost, 5, "nightly");
+  CHECK(contains(lost.err, "held by someone else"));
+  REQUIRE(wait_until([&] { return !read_lines(log).empty(); }));
+  CHECK(read_lines(log) == std::vector<std::string>{"start"});  // the loser's CMD never ran
 
   touch(go);
-  RunResult winner = a_lost ? b.get() : a.get();
-  INFO(dump(winner));
-  CHECK(winner.exit_code == 0);
+  const int winner =
+      out_of.begin()->first == loser ? out_of.rbegin()->first : out_of.begin()->first;
+  CHECK(wait_child(cleanup, winner) == 0);
   CHECK(read_lines(log) == std::vector<std::string>{"start", "end"});
 
   // Released when the command ended: the next one gets it at once.
@@ -48,34 +65,68 @@ TEST_CASE("cli: lock: two holders started together: one runs, the other exits 5"
   CHECK(next.out == "next\n");  // CMD's output passes through
 }
 
-TEST_CASE("cli: lock --wait: both run, one after the other, never overlapping") {
+// Holders of one name take turns: the first keeps the lock until released; three more,
+// started meanwhile with --wait, run one at a time after it. Each command claims a
+// directory that only one may hold, so any overlap is recorded, even a brief one.
+TEST_CASE("cli: lock --wait: holders of one name take turns, never overlapping") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
-  const std::string log = dir.path() + "/log";
-  const std::string body = "echo start >> '" + log + "'; sleep 1; echo end >> '" + log + "'";
+  const std::string log = dir.path() + "/log", go = dir.path() + "/go";
+  auto body = [&](const std::string& middle) {
+    return "mkdir '" + dir.path() + "/inside' 2>/dev/null || echo overlap >> '" + log +
+           "'; echo start >> '" + log + "'; " + middle + "; echo end >> '" + log + "'; rmdir '" +
+           dir.path() + "/inside'";
+  };
+  auto first = queuectl_async(url, {"lock", "report", "--", "sh", "-c",
+                                    body("i=0; while [ ! -e '" + go +
+                                         "' ] && [ $i -lt 600 ]; do sleep 0.05; "
+                                         "i=$((i+1)); done")});
+  REQUIRE(wait_until([&] { return !read_lines(log).empty(); }));
+  std::vector<std::future<RunResult>> waiters;
+  for (int i = 0; i < 3; ++i)
+    waiters.push_back(queuectl_async(
+        url, {"lock", "report", "--wait", "60s", "--", "sh", "-c", body("sleep 0.2")}));
+  // While the first holds it, none of them runs (they get time to show it if they could).
+  CHECK_FALSE(wait_until([&] { return read_lines(log).size() > 1; }, 1500));
 
-  auto a = queuectl_async(url, {"lock", "report", "--wait", "30s", "--", "sh", "-c", body});
-  auto b = queuectl_async(url, {"lock", "report", "--wait", "30s", "--", "sh", "-c", body});
-  RunResult ra = a.get(), rb = b.get();
-  INFO(dump(ra));
-  INFO(dump(rb));
-  CHECK(ra.exit_code == 0);
-  CHECK(rb.exit_code == 0);
-  CHECK(read_lines(log) == std::vector<std::string>{"start", "end", "start", "end"});
+  touch(go);
+  RunResult r = first.get();
+  INFO(dump(r));
+  CHECK(r.exit_code == 0);
+  for (auto& w : waiters) {
+    RunResult rw = w.get();
+    INFO(dump(rw));
+    CHECK(rw.exit_code == 0);
+  }
+  std::vector<std::string> expected;
+  for (int i = 0; i < 4; ++i) expected.insert(expected.end(), {"start", "end"});
+  CHECK(read_lines(log) == expected);
+}
 
+TEST_CASE("cli: lock --wait: exit 5 when still busy after the wait; other names are free") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string go = dir.path() + "/go", log = dir.path() + "/log";
+  const std::string marker = dir.path() + "/ran";
+  auto holder = queuectl_async(url, {"lock", "report", "--", "sh", "-c", gated(log, go)});
+  REQUIRE(wait_until([&] { return file_exists(log); }));
   // A different name is a different lock.
-  TempDir other;
-  const std::string go = other.path() + "/go", olog = other.path() + "/log";
-  auto holder = queuectl_async(url, {"lock", "report", "--", "sh", "-c", gated(olog, go)});
-  REQUIRE(wait_until([&] { return file_exists(olog); }));
   RunResult unrelated = queuectl(url, {"lock", "report-2", "--", "true"});
+  INFO(dump(unrelated));
   CHECK(unrelated.exit_code == 0);
-  // ... while the same name, with a short wait, still gives up with 5.
-  RunResult busy = queuectl(url, {"lock", "report", "--wait", "300ms", "--", "true"});
+  // The same name, with a wait that runs out: exit 5, and its command never ran.
+  RunResult busy = queuectl(url, {"lock", "report", "--wait", "1s", "--", "touch", marker});
   check_error(busy, 5, "report");
+  CHECK(!file_exists(marker));
   touch(go);
   CHECK(holder.get().exit_code == 0);
+  // Free again: the same command now runs.
+  RunResult later = queuectl(url, {"lock", "report", "--wait", "1s", "--", "touch", marker});
+  INFO(dump(later));
+  CHECK(later.exit_code == 0);
+  CHECK(file_exists(marker));
 }
 
 TEST_CASE("cli: lock: CMD's exit code becomes queuectl's") {
@@ -92,26 +143,29 @@ TEST_CASE("cli: lock: CMD's exit code becomes queuectl's") {
   CHECK(queuectl(url, {"lock", "codes", "--", "true"}).exit_code == 0);
 }
 
-TEST_CASE("cli: lock: a holder killed with SIGKILL frees the lock") {
+// A holder killed with SIGKILL: its command goes with it (it must not run on without
+// the lock), and the lock comes free.
+TEST_CASE("cli: lock: a holder killed with SIGKILL takes its command along and frees the lock") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
   Cleanup cleanup;
   const std::string pid_file = dir.path() + "/cmd.pid";
-  int holder = cleanup.child(
-      spawn_queuectl(url,
-                     {"lock", "crashy", "--", "sh", "-c", "echo $$ > '" + pid_file + "'; exec sleep 60"},
-                     dir.path() + "/holder.log"));
+  int holder = cleanup.child(spawn_queuectl(
+      url, {"lock", "crashy", "--", "sh", "-c", "echo $$ > '" + pid_file + "'; exec sleep 60"},
+      dir.path() + "/holder.log"));
   int cmd = read_pid(pid_file);
   REQUIRE_MESSAGE(cmd > 0, "the command never ran: " << read_text(dir.path() + "/holder.log"));
-  cleanup.pid(cmd);  // CMD outlives a SIGKILLed queuectl; it is killed at the end
+  cleanup.pid(cmd);  // only if it outlives queuectl, which is the failure tested for
 
   // While it is held: busy.
   check_error(queuectl(url, {"lock", "crashy", "--", "true"}), 5, "crashy");
 
   kill(holder, SIGKILL);
   CHECK(wait_child(cleanup, holder) == 128 + SIGKILL);
-  kill(cmd, SIGKILL);
+  const bool cmd_gone = wait_until([&] { return process_gone(cmd); }, 10000);
+  CHECK_MESSAGE(cmd_gone, "CMD (pid " << cmd << ") outlived its SIGKILLed queuectl lock");
+  if (cmd_gone) cleanup.gone(cmd);
 
   if (is_sqlite()) {
     // No session holds a SQLite lock: the row outlives its dead holder until it expires
@@ -133,28 +187,158 @@ TEST_CASE("cli: lock: a holder killed with SIGKILL frees the lock") {
   CHECK(queuectl(url, {"lock", "crashy", "--", "true"}).exit_code == 0);
 }
 
-TEST_CASE("cli: lock passes SIGTERM on to CMD and exits with CMD's code") {
+// SIGTERM, SIGINT and SIGHUP sent to queuectl reach CMD as themselves (CMD records which
+// one it got), and CMD's exit code from its handler becomes queuectl's.
+TEST_CASE("cli: lock passes SIGTERM, SIGINT and SIGHUP on to CMD") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  struct Case {
+    int sig;
+    const char* name;
+    int code;
+  };
+  for (const Case& c :
+       {Case{SIGTERM, "TERM", 42}, Case{SIGINT, "INT", 43}, Case{SIGHUP, "HUP", 44}}) {
+    CAPTURE(c.name);
+    TempDir dir;
+    Cleanup cleanup;
+    const std::string ready = dir.path() + "/ready", got = dir.path() + "/got",
+                      sleeper = dir.path() + "/sleeper.pid";
+    std::string traps;
+    for (const Case& t :
+         {Case{SIGTERM, "TERM", 42}, Case{SIGINT, "INT", 43}, Case{SIGHUP, "HUP", 44}})
+      traps += std::string("trap 'echo ") + t.name + " >> \"" + got + "\"; kill $s; exit " +
+               std::to_string(t.code) + "' " + t.name + "; ";
+    // env --default-signal: a signal ignored by whoever started the tests (nohup, CI)
+    // would stay ignored in sh, and sh cannot trap a signal ignored on entry.
+    int holder = cleanup.child(spawn_queuectl(
+        url,
+        {"lock", "graceful", "--", "env", "--default-signal=TERM,INT,HUP", "sh", "-c",
+         traps + "sleep 30 & s=$!; echo $s > '" + sleeper + "'; echo $$ > '" + ready + "'; wait"},
+        dir.path() + "/holder.log"));
+    REQUIRE_MESSAGE(read_pid(ready) > 0,
+                    "the command never ran: " << read_text(dir.path() + "/holder.log"));
+    const int sleep_pid = read_pid(sleeper);
+    cleanup.pid(sleep_pid);  // the background sleep, should its shell not kill it
+
+    kill(holder, c.sig);
+    REQUIRE_MESSAGE(wait_until([&] { return !read_lines(got).empty(); }),
+                    "CMD never saw SIG" << c.name << ": " << read_text(dir.path() + "/holder.log"));
+    int code = wait_child(cleanup, holder);
+    INFO(read_text(dir.path() + "/holder.log"));
+    CHECK(read_lines(got) == std::vector<std::string>{c.name});
+    CHECK(code == c.code);
+    if (wait_until([&] { return process_gone(sleep_pid); }, 5000)) cleanup.gone(sleep_pid);
+    // The lock went with it.
+    CHECK(queuectl(url, {"lock", "graceful", "--", "true"}).exit_code == 0);
+  }
+}
+
+// The reaper's named lock (queuectl:reap, or queuectl:reap:QUEUE), held by `queuectl lock`
+// standing in for another reaper.
+
+TEST_CASE("cli: reap while another reaper holds queuectl:reap does nothing; --no-lock works") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
   Cleanup cleanup;
-  const std::string ready = dir.path() + "/ready", sleeper = dir.path() + "/sleeper.pid";
-  int holder = cleanup.child(spawn_queuectl(
-      url,
-      {"lock", "graceful", "--", "sh", "-c",
-       "trap 'exit 42' TERM; sleep 30 & echo $! > '" + sleeper + "'; echo $$ > '" + ready +
-           "'; wait"},
-      dir.path() + "/holder.log"));
-  int shell = read_pid(ready);
-  REQUIRE_MESSAGE(shell > 0, "the command never ran: " << read_text(dir.path() + "/holder.log"));
-  cleanup.pid(read_pid(sleeper));  // the background sleep outlives its shell
+  for (int i = 0; i < 2; ++i) enqueue(url, "q");
+  REQUIRE(claim(url, "q", {"--limit", "2", "--lease", "300ms", "--worker", "w-dead"}).size() == 2);
 
-  kill(holder, SIGTERM);
-  int code = wait_child(cleanup, holder);
-  INFO(read_text(dir.path() + "/holder.log"));
-  CHECK(code == 42);
-  // The lock went with it.
-  CHECK(queuectl(url, {"lock", "graceful", "--", "true"}).exit_code == 0);
+  // Another reaper, as far as the lock goes: it holds queuectl:reap until we let it go.
+  const std::string held = dir.path() + "/held", go = dir.path() + "/go";
+  int holder = cleanup.child(spawn_queuectl(url,
+                                            {"lock", "queuectl:reap", "--", "sh", "-c",
+                                             "touch '" + held + "'; i=0; while [ ! -e '" + go +
+                                                 "' ] && [ $i -lt 600 ]; do sleep 0.05; "
+                                                 "i=$((i+1)); done"},
+                                            dir.path() + "/holder.log"));
+  REQUIRE_MESSAGE(wait_until([&] { return file_exists(held); }),
+                  "the lock holder never started: " << read_text(dir.path() + "/holder.log"));
+  wait_expired(url, 2);
+
+  json before = ok_json(url, {"list", "q"});
+  auto first = queuectl_async(url, {"-o", "json", "reap"});
+  auto second = queuectl_async(url, {"reap"});
+  for (RunResult r : {first.get(), second.get()}) {
+    INFO(dump(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "another reaper holds the lock"));
+  }
+  CHECK(ok_json(url, {"list", "q"}) == before);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 1") == 2);
+
+  // -q: silent, still exit 0.
+  RunResult quiet = queuectl(url, {"-q", "reap"});
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.err.empty());
+  CHECK(quiet.out.empty());
+
+  // --dry-run does not need the lock.
+  json dry = ok_json(url, {"reap", "--dry-run"});
+  CHECK(dry["requeued"] == 2);
+  CHECK(ok_json(url, {"list", "q"}) == before);
+
+  // --no-lock reaps anyway.
+  json forced = ok_json(url, {"reap", "--no-lock"});
+  INFO(forced.dump());
+  CHECK(forced["requeued"] == 2);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 0") == 2);
+
+  touch(go);
+  CHECK(wait_child(cleanup, holder) == 0);
+  // The lock is free again: a normal reap runs (and finds nothing left).
+  RunResult after = ok(url, {"reap"});
+  CHECK(contains(after.out, "returned 0"));
+  CHECK(!contains(after.err, "another reaper"));
+}
+
+// With a queue, the lock is queuectl:reap:QUEUE: held, `reap QUEUE` backs off; another
+// queue's reaper takes its own lock and works.
+TEST_CASE("cli: reap QUEUE backs off while queuectl:reap:QUEUE is held; other queues reap") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  std::set<std::int64_t> q1, q2;
+  for (int i = 0; i < 2; ++i) {
+    q1.insert(id_of(enqueue(url, "q1")));
+    q2.insert(id_of(enqueue(url, "q2")));
+  }
+  claim(url, "q1", {"--limit", "2", "--lease", "300ms", "--worker", "w-dead"});
+  claim(url, "q2", {"--limit", "2", "--lease", "300ms", "--worker", "w-dead"});
+
+  const std::string held = dir.path() + "/held", go = dir.path() + "/go";
+  int holder = cleanup.child(spawn_queuectl(url,
+                                            {"lock", "queuectl:reap:q1", "--", "sh", "-c",
+                                             "touch '" + held + "'; i=0; while [ ! -e '" + go +
+                                                 "' ] && [ $i -lt 600 ]; do sleep 0.05; "
+                                                 "i=$((i+1)); done"},
+                                            dir.path() + "/holder.log"));
+  REQUIRE_MESSAGE(wait_until([&] { return file_exists(held); }),
+                  "the lock holder never started: " << read_text(dir.path() + "/holder.log"));
+  wait_expired(url, 4);
+
+  RunResult blocked = queuectl(url, {"-o", "json", "reap", "q1"});
+  INFO(dump(blocked));
+  CHECK(blocked.exit_code == 0);
+  CHECK(contains(blocked.err, "another reaper holds the lock"));
+  CHECK(contains(blocked.err, "queuectl:reap:q1"));
+  if (!blocked.out.empty()) CHECK(parse(blocked.out)["requeued"] == 0);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'q1' AND status = 1") ==
+        2);
+
+  json other = ok_json(url, {"reap", "q2"});
+  INFO(other.dump());
+  CHECK(id_set(other["requeued_ids"]) == q2);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'q1' AND status = 1") ==
+        2);
+
+  touch(go);
+  CHECK(wait_child(cleanup, holder) == 0);
+  json freed = ok_json(url, {"reap", "q1"});
+  CHECK(id_set(freed["requeued_ids"]) == q1);
 }
 
 TEST_CASE("cli: lock: bad usage is refused before anything runs") {
@@ -164,8 +348,8 @@ TEST_CASE("cli: lock: bad usage is refused before anything runs") {
   const std::string marker = dir.path() + "/ran";
   check_usage_error(queuectl(url, {"lock", "x", "--wait", "soon", "--", "touch", marker}),
                     "--wait");
-  check_usage_error(
-      queuectl(url, {"lock", std::string(256, 'n'), "--", "touch", marker}), "lock name");
+  check_usage_error(queuectl(url, {"lock", std::string(256, 'n'), "--", "touch", marker}),
+                    "lock name");
   CHECK(!file_exists(marker));
 }
 

@@ -36,7 +36,10 @@ int decode_status(int status) {
 RunResult run_process(const std::vector<std::string>& argv, const std::string& input,
                       const std::map<std::string, std::string>& env) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe)) throw std::runtime_error("pipe failed");
+  // Close-on-exec: a child started at the same moment from another thread must not
+  // inherit these pipes (it would keep them open, and this run from ending).
+  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
+    throw std::runtime_error("pipe failed");
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
