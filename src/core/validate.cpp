@@ -58,6 +58,19 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   return n;
 }
 
+// True when any string or key in `doc` holds a NUL character.
+bool has_nul(const nlohmann::ordered_json& doc) {
+  if (doc.is_string()) return doc.get_ref<const std::string&>().find('\0') != std::string::npos;
+  if (doc.is_object()) {
+    for (const auto& [key, value] : doc.items())
+      if (key.find('\0') != std::string::npos || has_nul(value)) return true;
+  } else if (doc.is_array()) {
+    for (const auto& value : doc)
+      if (has_nul(value)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_valid_utf8(std::string_view text) {
@@ -102,7 +115,13 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
   if (doc.is_discarded())
     throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
-  return doc.dump();
+  std::string compact = doc.dump();
+  // A NUL character (\u0000) in a string or key: PostgreSQL's jsonb cannot store it, so
+  // no backend takes it, and a payload moves between backends unchanged.
+  if (compact.find("\\u0000") != std::string::npos && has_nul(doc))
+    throw UsageError(std::string(what) +
+                     " contains \\u0000 (a NUL character), which cannot be stored");
+  return compact;
 }
 
 void validate_key(std::string_view key, std::string_view what) {

@@ -47,8 +47,7 @@ std::vector<Job> fetch_jobs(soci::session& session, const std::string& sql, AddU
 // adds, and collects every row. Row by row on purpose: SOCI reads a one-element vector
 // into() as a single row, which would make a LIMIT 1 pick wrong.
 template <typename AddUses>
-std::vector<long long> fetch_ids(soci::session& session, const std::string& sql,
-                                 AddUses add_uses) {
+std::vector<long long> fetch_ids(soci::session& session, const std::string& sql, AddUses add_uses) {
   soci::statement st(session);
   long long one = 0;
   st.exchange(soci::into(one));

@@ -138,7 +138,10 @@ std::string ChildJob::err_tail() const {
   std::string tail = err_.size() > kStderrTail ? err_.substr(err_.size() - kStderrTail) : err_;
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
   // Raw bytes: a cut at the start may split a character, and a command may print
-  // anything; last_error is text, so it must be valid UTF-8.
+  // anything; last_error is text, so it must be valid UTF-8 without NUL characters
+  // (PostgreSQL's text cuts at the first one).
+  for (char& c : tail)
+    if (c == '\0') c = ' ';
   return to_valid_utf8((err_truncated_ || err_.size() > kStderrTail ? "..." : "") + tail);
 }
 

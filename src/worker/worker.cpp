@@ -12,10 +12,9 @@
 #include <list>
 #include <memory>
 
-#include <nlohmann/json.hpp>
-
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
+#include "core/validate.hpp"
 #include "db/job_repository.hpp"
 #include "worker/child_job.hpp"
 #include "worker/heartbeat.hpp"
@@ -286,10 +285,16 @@ void Worker::finish(Running& r) {
            (after.status == Status::failed ? "failed for good" : "will retry"));
     };
   } else if (code == 0) {
+    // stdout becomes the result when it is one JSON document queuectl could store (the
+    // same check as `ack --result`); anything else acks the job without a result.
     std::optional<std::string> result;
-    std::string out = r.child->out();
-    auto doc = nlohmann::ordered_json::parse(out, nullptr, false);
-    if (!out.empty() && !r.child->out_truncated() && !doc.is_discarded()) result = doc.dump();
+    const std::string& out = r.child->out();
+    if (!out.empty() && !r.child->out_truncated()) {
+      try {
+        result = validate_json(out, "result", ChildJob::kMaxStdout);
+      } catch (const UsageError&) {
+      }
+    }
     write = [this, job, token, head, took, result] {
       repo().ack({job.id, token, result});
       ++summary_.done;

@@ -3,6 +3,9 @@
 // backend.
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <sstream>
+
 #include "cli/fault_helpers.hpp"
 
 namespace queuectl::testing::cli {
@@ -13,6 +16,36 @@ namespace {
 json work_json(const std::string& url, std::vector<std::string> args) {
   args.insert(args.begin(), "work");
   return ok_json(url, args);
+}
+
+// Whether `s` is well-formed UTF-8: no stray continuation bytes, no truncated, overlong or
+// surrogate sequences, nothing past U+10FFFF.
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (n < 0 || i + static_cast<std::size_t>(n) >= s.size() + (n == 0)) return false;
+    unsigned cp = n == 0 ? c : n == 1 ? (c & 0x1Fu) : n == 2 ? (c & 0x0Fu) : (c & 0x07u);
+    for (int k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3Fu);
+    }
+    static const unsigned min_of[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min_of[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += static_cast<std::size_t>(n) + 1;
+  }
+  return true;
+}
+
+// Lines of `text` that contain `needle`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (contains(line, needle)) out.push_back(line);
+  return out;
 }
 
 }  // namespace
@@ -32,8 +65,8 @@ TEST_CASE("cli: work runs CMD with the payload on stdin and the job in its envir
       "'; \"$0\" --db \"$1\" -q extend \"$QUEUECTL_JOB_ID\" --token \"$QUEUECTL_LOCK_TOKEN\" "
       "--lease 1m >/dev/null; echo $? > '" +
       extend + "'; echo '{\"sent\":true,\"id\":'$QUEUECTL_JOB_ID'}'";
-  json summary = work_json(url, {"mail", "--drain", "--worker", "w-ok", "--", "sh", "-c", script,
-                                 QUEUECTL_BINARY, url});
+  json summary = work_json(
+      url, {"mail", "--drain", "--worker", "w-ok", "--", "sh", "-c", script, QUEUECTL_BINARY, url});
   INFO(summary.dump());
   CHECK(summary["worker"] == "w-ok");
   CHECK(summary["done"] == 1);
@@ -76,8 +109,9 @@ TEST_CASE("cli: work: a failing command fails the job with its stderr; it retrie
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   const std::int64_t id = id_of(enqueue(url, "q"));
-  json summary = work_json(url, {"q", "--drain", "--", "sh", "-c",
-                                 "echo 'progress on stdout'; echo 'smtp said no: 550' >&2; exit 3"});
+  json summary =
+      work_json(url, {"q", "--drain", "--", "sh", "-c",
+                      "echo 'progress on stdout'; echo 'smtp said no: 550' >&2; exit 3"});
   INFO(summary.dump());
   CHECK(summary["failed"] == 1);
   CHECK(summary["done"] == 0);
@@ -132,9 +166,9 @@ TEST_CASE("cli: work: the heartbeat keeps a job alive past its lease; reap leave
   TempDir dir;
   const std::int64_t id = id_of(enqueue(url, "long"));
   const std::string started = dir.path() + "/started";
-  auto worker = queuectl_async(url, {"-o", "json", "work", "long", "--drain", "--lease", "600ms",
-                                     "--worker", "w-beat", "--", "sh", "-c",
-                                     "touch '" + started + "'; sleep 2"});
+  auto worker =
+      queuectl_async(url, {"-o", "json", "work", "long", "--drain", "--lease", "600ms", "--worker",
+                           "w-beat", "--", "sh", "-c", "touch '" + started + "'; sleep 2"});
   REQUIRE(wait_until([&] { return file_exists(started) || is_ready(worker); }));
   // Reap over and over while the job runs (more than three leases long).
   int reaps = 0;
@@ -170,11 +204,11 @@ TEST_CASE("cli: work: SIGTERM releases a running job after --grace") {
   const std::int64_t id = id_of(enqueue(url, "q"));
   enqueue(url, "q");  // a second job, which must not be started after the signal
   const std::string pid_file = dir.path() + "/job.pid", log = dir.path() + "/worker.log";
-  int worker = cleanup.child(spawn_queuectl(
-      url,
-      {"work", "q", "--grace", "200ms", "--", "sh", "-c",
-       "echo $$ > '" + pid_file + "'; sleep 10; echo finished"},
-      log));
+  int worker =
+      cleanup.child(spawn_queuectl(url,
+                                   {"work", "q", "--grace", "200ms", "--", "sh", "-c",
+                                    "echo $$ > '" + pid_file + "'; sleep 10; echo finished"},
+                                   log));
   int job_pid = read_pid(pid_file);
   REQUIRE_MESSAGE(job_pid > 0, "the job never started: " << read_text(log));
   cleanup.group(job_pid);
@@ -243,8 +277,7 @@ TEST_CASE("cli: work --concurrency 3 runs three jobs at once") {
   for (int i = 0; i < 3; ++i) enqueue(url, "par");
   // Each job waits (up to ~10s) until all three have started; run one at a time, the first
   // would give up waiting and write `end` after a single `start`.
-  const std::string script = "echo start >> '" + log +
-                             "'; i=0; while [ $(grep -c start '" + log +
+  const std::string script = "echo start >> '" + log + "'; i=0; while [ $(grep -c start '" + log +
                              "') -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
                              "echo end >> '" +
                              log + "'";
@@ -257,6 +290,125 @@ TEST_CASE("cli: work --concurrency 3 runs three jobs at once") {
   CHECK(std::vector<std::string>(lines.begin(), lines.begin() + 3) ==
         std::vector<std::string>{"start", "start", "start"});
   CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 3);
+}
+
+// Whatever JSON the command prints is kept (normalized); anything else, including empty
+// output and output past the 1 MiB stdout bound, acks the job with no result.
+TEST_CASE("cli: work keeps JSON stdout as the result and acks other output with none") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  struct Case {
+    std::string script;
+    json result;
+  };
+  const std::vector<Case> cases = {
+      {"echo '[1, 2, 3]'", json::array({1, 2, 3})},
+      {"printf '  {\"a\": {\"b\": null}}\\n\\n'", json{{"a", {{"b", nullptr}}}}},
+      {"echo 42", 42},
+      {"echo '\"text\"'", "text"},
+      {"true", nullptr},
+      {"echo '{\"a\":1} trailing'", nullptr},
+      {"echo 'not json'", nullptr},
+      // Valid JSON, but longer than the kept 1 MiB of stdout: cut, so not kept.
+      {"printf '\"'; head -c 1100000 /dev/zero | tr '\\0' x; printf '\"'", nullptr},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.script);
+    const std::int64_t id = id_of(enqueue(url, "out"));
+    json summary = work_json(url, {"out", "--drain", "--", "sh", "-c", c.script});
+    CHECK(summary["done"] == 1);
+    json job = show(url, id);
+    INFO(job.dump().substr(0, 2000));
+    CHECK(job["status"] == "done");
+    CHECK(job["result"] == c.result);
+  }
+}
+
+// One stderr line per job: "job ID attempt A/M: OUTCOME (DURATION)[, what next]", and a
+// summary; with -q the per-job lines go and only the summary stays.
+TEST_CASE("cli: work prints one line per job on stderr, none with -q") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const std::string ok_id = id_text(enqueue(url, "lines", R"({"k":"ok"})"));
+  const std::int64_t retry =
+      id_of(enqueue(url, "lines", R"({"k":"bad"})", {"--max-attempts", "3"}));
+  const std::string last =
+      id_text(enqueue(url, "lines", R"({"k":"bad"})", {"--max-attempts", "1"}));
+  const std::vector<std::string> cmd = {"sh", "-c",
+                                        "read p; case \"$p\" in *ok*) exit 0;; *) exit 3;; esac"};
+  std::vector<std::string> args = {"work", "lines", "--drain", "--worker", "w-lines", "--"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  RunResult r = ok(url, args);
+  INFO(r.err);
+  CHECK(r.out.empty());
+  const std::vector<std::string> jobs = lines_with(r.err, " attempt ");
+  CHECK(jobs.size() == 3);
+  const std::string took = R"( \(\d+\.\d\ds\))";
+  CHECK(std::regex_search(
+      r.err, std::regex("(^|\n)queuectl: job " + ok_id + " attempt 1/25: done" + took + "\n")));
+  json retried = show(url, retry);
+  CHECK(retried["status"] == "ready");
+  CHECK(contains(r.err,
+                 "queuectl: job " + std::to_string(retry) + " attempt 1/3: failed with exit 3"));
+  CHECK(std::regex_search(r.err,
+                          std::regex("(^|\n)queuectl: job " + std::to_string(retry) +
+                                     " attempt 1/3: failed with exit 3" + took + ", retry at " +
+                                     retried["run_at"].get<std::string>() + "\n")));
+  CHECK(std::regex_search(
+      r.err, std::regex("(^|\n)queuectl: job " + last + " attempt 1/1: failed with exit 3" + took +
+                        ", failed for good\n")));
+  CHECK(contains(r.err,
+                 "queuectl: worker w-lines stopped after 3 job(s): 1 done, 2 failed, 0 "
+                 "timed out, 0 released, 0 lost\n"));
+
+  // -q: the same work, no per-job lines (nor the start line).
+  enqueue(url, "quiet", R"({"k":"ok"})");
+  enqueue(url, "quiet", R"({"k":"bad"})");
+  args = {"-q", "work", "quiet", "--drain", "--"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  RunResult q = ok(url, args);
+  INFO(q.err);
+  CHECK(q.out.empty());
+  CHECK(lines_with(q.err, "attempt").empty());
+  CHECK(lines_with(q.err, "on queue").empty());
+  CHECK(contains(q.err, "stopped after 2 job(s): 1 done, 1 failed"));  // the summary stays
+  CHECK(scalar(fixture.db(),
+               "SELECT COUNT(*) FROM job_queue WHERE queue = 'quiet' AND attempts = 1") == 2);
+}
+
+// 20 KB of stderr with bytes that are not UTF-8 and a character cut by the 4 KiB tail: the
+// job fails for a retry with a last_error that is valid UTF-8, bounded, and ends with the
+// command's final line.
+TEST_CASE("cli: work: stderr that is not UTF-8 becomes a valid, bounded last_error") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string final_line = "the final line: smtp said 550";
+  std::string noise;
+  while (noise.size() < 16000) noise += "bad bytes \xff\xfe here, caf\xc3\xa9 ok\n";
+  // Ordinary text with an invalid pair every 400 bytes, sized so that the kept last 4096
+  // bytes begin in the middle of the euro sign (E2 82 AC) placed just before it.
+  std::string filler;
+  while (filler.size() < 4096) filler += std::string(398, 'y') + "\xff\xfe";
+  filler.resize(4096 - 2 - final_line.size() - 1);
+  const std::string err = noise + "\xe2\x82\xac" + filler + final_line + "\n";
+  const std::string file = dir.write("stderr", err);
+  const std::int64_t id = id_of(enqueue(url, "q"));
+  json summary =
+      work_json(url, {"q", "--drain", "--", "sh", "-c", "cat '" + file + "' >&2; exit 1"});
+  INFO(summary.dump());
+  CHECK(summary["failed"] == 1);
+  json job = show(url, id);
+  CHECK(job["status"] == "ready");
+  CHECK(job["attempts"] == 1);
+  REQUIRE(job["last_error"].is_string());
+  const std::string error = job["last_error"];
+  INFO(error);
+  CHECK(valid_utf8(error));
+  CHECK(error.size() <= 4300);
+  CHECK(error.size() >= 4000);  // the tail was kept, not dropped
+  CHECK(contains(error, "exit code 1"));
+  CHECK(error.substr(error.size() - final_line.size()) == final_line);
 }
 
 }  // namespace queuectl::testing::cli

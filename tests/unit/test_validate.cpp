@@ -76,6 +76,18 @@ TEST_CASE("core::validate_json") {
       CHECK(contains(message, "JSON"));
     }
   }
+  SUBCASE("a NUL character anywhere is refused: PostgreSQL's jsonb cannot store it") {
+    for (std::string text : {R"({"a": "x\u0000y"})", R"(["\u0000"])", R"({"k\u0000": 1})",
+                             R"("\u0000")", R"({"deep": [{"s": "\u0000"}]})"}) {
+      CAPTURE(text);
+      std::string message = usage_error_of([&] { queuectl::validate_json(text, "payload", kMax); });
+      CHECK(contains(message, "payload"));
+      CHECK(contains(message, "NUL"));
+    }
+    // A backslash followed by "u0000" is ordinary text.
+    CHECK(queuectl::validate_json(R"({"a": "\\u0000"})", "payload", kMax) ==
+          R"({"a":"\\u0000"})");
+  }
   SUBCASE("the message names the field") {
     std::string message = usage_error_of([] { queuectl::validate_json("nope", "--result", 100); });
     CHECK(contains(message, "--result"));
@@ -166,4 +178,25 @@ TEST_CASE("core::validate_key") {
       CHECK(contains(message, "--dedupe-key"));
     }
   }
+}
+
+TEST_CASE("core::is_valid_utf8 and to_valid_utf8") {
+  CHECK(queuectl::is_valid_utf8(""));
+  CHECK(queuectl::is_valid_utf8("plain ascii"));
+  CHECK(queuectl::is_valid_utf8("J\xc3\xbcrgen \xe2\x82\xac \xf0\x9f\x98\x80"));
+  for (std::string bad : {std::string("\xff"), std::string("\xc3"), std::string("\xe2\x82"),
+                          std::string("\xc0\xaf"),           // overlong '/'
+                          std::string("\xed\xa0\x80"),       // a surrogate
+                          std::string("\xf4\x90\x80\x80"),  // past U+10FFFF
+                          std::string("\x80" "abc")}) {
+    CAPTURE(bad);
+    CHECK_FALSE(queuectl::is_valid_utf8(bad));
+    std::string fixed = queuectl::to_valid_utf8(bad);
+    CHECK(queuectl::is_valid_utf8(fixed));
+    CHECK(contains(fixed, "\xef\xbf\xbd"));  // U+FFFD
+  }
+  // Valid text is left alone; a character cut at the end loses only its own bytes.
+  CHECK(queuectl::to_valid_utf8("a\xe2\x82\xac") == "a\xe2\x82\xac");
+  CHECK(queuectl::to_valid_utf8("ok \xe2\x82") == "ok \xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(queuectl::to_valid_utf8("\xff" "abc") == "\xef\xbf\xbd" "abc");
 }
