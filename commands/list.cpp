@@ -26,7 +26,8 @@ Output run_list(Context& ctx, const ListOptions& o) {
   validate_positive(o.limit, "--limit");
   if (o.limit > 100000) throw UsageError("--limit " + std::to_string(o.limit) + " is over 100000");
   f.limit = o.limit;
-  f.after = o.after.empty() ? 0 : parse_job_id(o.after);
+  // --after 0 is the first page, so that a paging script can start from 0.
+  f.after = o.after.empty() || o.after == "0" ? 0 : parse_job_id(o.after);
   auto jobs = JobRepository(ctx.migrated_db()).list(f);
   if (static_cast<int>(jobs.size()) == f.limit)
     ctx.note("more may follow: add --after " + std::to_string(jobs.back().id));

@@ -88,6 +88,51 @@ inline long long job_rows(FreshDatabase& fixture) {
   return scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue");
 }
 
+// Every row of `table` as text, one line a row, in `order_by` order: each column is cast to
+// text by the database (so a changed time, token or JSON value shows), NULL as "NULL".
+inline std::string table_text(FreshDatabase& fixture, const std::string& table,
+                              const std::vector<std::string>& columns,
+                              const std::string& order_by) {
+  // CAST AS TEXT is PostgreSQL's and SQLite's; MySQL/MariaDB only know CAST AS CHAR.
+  const std::string as = backend_under_test() == Backend::mysql ? " AS CHAR)" : " AS TEXT)";
+  std::string sql;
+  for (const auto& c : columns) sql += (sql.empty() ? "SELECT " : ", ") + ("CAST(" + c + as);
+  sql += " FROM " + table + " ORDER BY " + order_by;
+  std::vector<std::string> values(columns.size());
+  std::vector<soci::indicator> nulls(columns.size());
+  soci::statement st(fixture.db().session());
+  for (std::size_t i = 0; i < columns.size(); ++i) st.exchange(soci::into(values[i], nulls[i]));
+  st.alloc();
+  st.prepare(sql);
+  st.define_and_bind();
+  std::string out;
+  for (bool got = st.execute(true); got; got = st.fetch()) {
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      out += (i ? " | " : "") + (nulls[i] == soci::i_null ? std::string("NULL") : values[i]);
+    out += "\n";
+  }
+  return out;
+}
+
+// The whole state a queuectl command could change, as text: every column of every job
+// row, the queues' pause state and (SQLite) the named-lock rows. Equal fingerprints before
+// and after a command mean it wrote nothing at all, not only that no row was added.
+inline std::string db_fingerprint(FreshDatabase& fixture) {
+  static const std::vector<std::string> job_columns = {
+      "id",        "queue",        "status",     "priority",   "run_at",
+      "attempts",  "max_attempts", "payload",    "result",     "last_error",
+      "locked_by", "lock_token",   "locked_at",  "lock_until", "dedupe_key",
+      "group_key", "created_at",   "updated_at", "finished_at"};
+  std::string text = "job_queue:\n" + table_text(fixture, "job_queue", job_columns, "id");
+  text += "queuectl_queues:\n" +
+          table_text(fixture, "queuectl_queues", {"queue", "paused_at"}, "queue");
+  // Only SQLite keeps named locks in a table; the servers use advisory locks.
+  if (backend_under_test() == Backend::sqlite)
+    text += "queuectl_locks:\n" +
+            table_text(fixture, "queuectl_locks", {"name", "token", "expires_at"}, "name");
+  return text;
+}
+
 // What a run printed, for failure messages.
 inline std::string dump(const RunResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout:\n" + r.out + "--- stderr:\n" +
@@ -165,6 +210,77 @@ inline void check_error(const RunResult& r, int code, const std::string& needle)
 // Bad usage or bad input: exit 2, one error line naming `needle`, no data.
 inline void check_usage_error(const RunResult& r, const std::string& needle) {
   check_error(r, 2, needle);
+}
+
+// Runs queuectl, requires a usage error naming `needle` (exit 2, one line on stderr, nothing
+// on stdout), and that nothing at all was written: the database fingerprint is unchanged.
+inline void rejects(FreshDatabase& fixture, const std::vector<std::string>& args,
+                    const std::string& needle, const std::string& input = "") {
+  std::string shown;
+  for (const auto& a : args) shown += " '" + a.substr(0, 80) + "'";
+  INFO("queuectl" << shown);
+  const std::string before = db_fingerprint(fixture);
+  check_usage_error(queuectl(fixture.url(), args, input), needle);
+  const std::string after = db_fingerprint(fixture);
+  CHECK_MESSAGE(after == before, "the database changed\n--- before:\n"
+                                     << before << "--- after:\n"
+                                     << after);
+}
+
+// Runs a command that must fail with `code` and one error line naming `needle`, and change
+// nothing at all in the database.
+inline RunResult refused(FreshDatabase& fixture, const std::vector<std::string>& args, int code,
+                         const std::string& needle) {
+  const std::string before = db_fingerprint(fixture);
+  RunResult r = queuectl(fixture.url(), args);
+  INFO(dump(r));
+  CHECK(r.exit_code == code);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.find(needle) != std::string::npos);
+  CHECK(db_fingerprint(fixture) == before);
+  return r;
+}
+
+// The database clock `hours` ago, as an SQL expression of the backend under test.
+inline std::string hours_ago_sql(int hours) {
+  const std::string h = std::to_string(hours);
+  switch (backend_under_test()) {
+    case Backend::postgresql:
+      return "now() - interval '" + h + " hours'";
+    case Backend::mysql:
+      return "NOW(6) - INTERVAL " + h + " HOUR";
+    default:
+      return "strftime('%Y-%m-%d %H:%M:%f', 'now', '-" + h + " hours')";
+  }
+}
+
+// Moves a time column of one job two hours back, so that cutoffs are tested without waiting.
+inline void age_job(FreshDatabase& fixture, const json& job, const std::string& column) {
+  long long id = job["id"].get<long long>();
+  fixture.db().session() << "UPDATE job_queue SET " + column + " = " + hours_ago_sql(2) +
+                                " WHERE id = :id",
+      soci::use(id, "id");
+}
+
+// Ids of a JSON array of jobs, in order.
+inline std::vector<std::int64_t> ids_in(const json& jobs) {
+  std::vector<std::int64_t> out;
+  for (const json& j : jobs) out.push_back(j["id"].get<std::int64_t>());
+  return out;
+}
+
+// The ids of one queue's jobs, read with SQL (not through the CLI), in id order.
+inline std::vector<std::int64_t> queue_ids(FreshDatabase& fixture, const std::string& queue,
+                                           const std::string& status_in = "0,1,2,3,4") {
+  std::vector<std::int64_t> out;
+  long long id = 0;
+  std::string q = queue;
+  soci::statement st = (fixture.db().session().prepare
+                            << "SELECT id FROM job_queue WHERE queue = :q AND status IN (" +
+                                   status_in + ") ORDER BY id",
+                        soci::use(q, "q"), soci::into(id));
+  for (bool got = st.execute(true); got; got = st.fetch()) out.push_back(id);
+  return out;
 }
 
 // A folder that is removed at the end of the test.

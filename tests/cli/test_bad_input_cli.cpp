@@ -6,21 +6,35 @@
 
 namespace queuectl::testing::cli {
 
-namespace {
-
-// Runs queuectl, requires a usage error naming `needle`, and that no job row was
-// added or removed.
-void rejects(FreshDatabase& fixture, const std::vector<std::string>& args,
-             const std::string& needle, const std::string& input = "") {
-  std::string shown;
-  for (const auto& a : args) shown += " '" + a.substr(0, 80) + "'";
-  INFO("queuectl" << shown);
-  long long before = job_rows(fixture);
-  check_usage_error(queuectl(fixture.url(), args, input), needle);
-  CHECK(job_rows(fixture) == before);
+// The proof of "nothing written" can fail: the fingerprint sees a lease pushed forward, a
+// pause and a resume, and a change to a single column.
+TEST_CASE("cli: the database fingerprint sees every kind of write") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "q");
+  json held = claim_one(url, "q");
+  std::string last = db_fingerprint(fixture);
+  auto changed = [&] {
+    std::string now = db_fingerprint(fixture);
+    bool differs = now != last;
+    last = now;
+    return differs;
+  };
+  ok(url,
+     {"extend", id_text(held), "--token", held["lock_token"].get<std::string>(), "--lease", "1h"});
+  CHECK(changed());
+  ok(url, {"pause", "q"});
+  CHECK(changed());
+  ok(url, {"resume", "q"});
+  CHECK(changed());
+  for (const char* set : {"last_error = 'x'", "locked_by = 'someone else'", "group_key = 'g'",
+                          "max_attempts = 7", "lock_until = created_at"}) {
+    CAPTURE(set);
+    fixture.db().session() << std::string("UPDATE job_queue SET ") + set;
+    CHECK(changed());
+  }
+  CHECK_FALSE(changed());
 }
-
-}  // namespace
 
 TEST_CASE("cli: bad input to enqueue writes nothing") {
   FreshDatabase fixture;
@@ -33,6 +47,9 @@ TEST_CASE("cli: bad input to enqueue writes nothing") {
     rejects(fixture, {"enqueue", "q", "not json"}, "not valid JSON");
     rejects(fixture, {"enqueue", "q", R"({"a":1} trailing)"}, "not valid JSON");
     rejects(fixture, {"enqueue", "q", "-"}, "not valid JSON", "{\"a\":\n");
+    // Valid JSON, but a NUL character no backend may store (PostgreSQL's jsonb cannot).
+    rejects(fixture, {"enqueue", "q", R"({"a":"x\u0000y"})"}, "NUL");
+    rejects(fixture, {"enqueue", "--from", "-"}, "line 2", "{\"queue\":\"q\"}\n{\"queue\":\"q\",\"payload\":[\"\\u0000\"]}\n");
   }
 
   SUBCASE("queue names outside [A-Za-z0-9._:-]{1,64}") {
@@ -239,6 +256,191 @@ TEST_CASE("cli: -o bogus is rejected before anything is written") {
   SUBCASE("read-only commands") {
     rejects(fixture, {"-o", "bogus", "list"}, "bogus");
     rejects(fixture, {"-o", "bogus", "show", id_text(job)}, "bogus");
+  }
+}
+
+// A database with a job in every state, a paused queue and an expired lease, so that any
+// bad command that slipped through would change something the fingerprint sees.
+struct OperatedDatabase {
+  FreshDatabase fixture;
+  std::string url = fixture.url();
+  std::string ready, held, token, failed, done, expired;
+  OperatedDatabase() {
+    enqueue(url, "q", "{}", {"--max-attempts", "1"});
+    expired = id_text(claim_one(url, "q", {"--lease", "1s"}));
+    failed = id_text(enqueue(url, "q"));
+    json c = claim_one(url, "q");
+    ok(url, {"fail", failed, "--token", c["lock_token"].get<std::string>(), "--permanent"});
+    done = id_text(enqueue(url, "q"));
+    c = claim_one(url, "q");
+    ok(url, {"ack", done, "--token", c["lock_token"].get<std::string>()});
+    held = id_text(enqueue(url, "q"));
+    token = claim_one(url, "q", {"--lease", "1h"})["lock_token"];
+    ready = id_text(enqueue(url, "q"));
+    ok(url, {"pause", "paused"});
+    // Wait until the short lease has lapsed, so that a wrongly accepted reap would act.
+    bool lapsed = false;
+    for (int i = 0; i < 400 && !lapsed; ++i) {
+      lapsed = !ok_json(url, {"leases", "--expired"}).empty();
+      if (!lapsed) usleep(50000);
+    }
+    REQUIRE_MESSAGE(lapsed, "the 1s lease never expired");
+  }
+};
+
+TEST_CASE("cli: bad input to retry, cancel, purge, pause and resume writes nothing") {
+  OperatedDatabase d;
+  FreshDatabase& f = d.fixture;
+
+  SUBCASE("retry") {
+    rejects(f, {"retry"}, "job ids");
+    for (const char* bad : {"abc", "0", "1.5", "1e3", "99999999999999999999"})
+      rejects(f, {"retry", d.failed, bad}, "job id");
+    rejects(f, {"retry", "0"}, "job id");
+    rejects(f, {"retry", "bad name"}, "queue name");
+    rejects(f, {"retry", "x'; DROP TABLE job_queue;--"}, "queue name");
+    rejects(f, {"retry", std::string(65, 'q')}, "queue name");
+    rejects(f, {"retry", "q", "--status", "bogus"}, "bogus");
+    rejects(f, {"retry", "q", "--status", "failed,bogus"}, "bogus");
+    for (const char* not_finished : {"ready", "processing", "done"})
+      rejects(f, {"retry", "q", "--status", not_finished}, not_finished);
+    for (const char* bad : {"soon", "5x", "-1h", "1h-"})
+      rejects(f, {"retry", "q", "--older-than", bad}, "--older-than");
+    rejects(f, {"retry", d.failed, "--status", "failed"}, "--status");
+    rejects(f, {"retry", d.failed, "--older-than", "1h"}, "--older-than");
+    rejects(f, {"retry", d.failed, "--bogus"}, "--bogus");
+    rejects(f, {"-o", "prometheus", "retry", d.failed}, "-o prometheus");
+    rejects(f, {"-o", "prometheus", "retry", "q"}, "-o prometheus");
+  }
+
+  SUBCASE("cancel") {
+    rejects(f, {"cancel"}, "ids");
+    for (const char* bad : {"abc", "0", "-5", "1; DROP TABLE job_queue", "2.0"})
+      rejects(f, {"cancel", d.ready, bad}, "job id");
+    rejects(f, {"cancel", d.ready, "--bogus"}, "--bogus");
+    rejects(f, {"-o", "prometheus", "cancel", d.ready}, "-o prometheus");
+    rejects(f, {"-o", "prometheus", "cancel", "--force", d.held}, "-o prometheus");
+  }
+
+  SUBCASE("purge") {
+    rejects(f, {"purge"}, "--older-than");
+    rejects(f, {"purge", "q", "--status", "failed"}, "--older-than");
+    for (const char* bad : {"soon", "5x", "-1d", "", "1.5.2h"})
+      rejects(f, {"purge", "--older-than", bad}, "--older-than");
+    rejects(f, {"purge", "--older-than", "0s", "--status", "bogus"}, "bogus");
+    rejects(f, {"purge", "--older-than", "0s", "--status", "done,"}, "status");
+    for (const char* unfinished : {"ready", "processing"})
+      rejects(f, {"purge", "--older-than", "0s", "--status", unfinished}, unfinished);
+    for (const char* bad : {"0", "-1", "abc", "100001"})
+      rejects(f, {"purge", "--older-than", "0s", "--batch", bad}, "--batch");
+    rejects(f, {"purge", "bad name", "--older-than", "0s"}, "queue name");
+    rejects(f, {"purge", "x'; DELETE FROM job_queue;--", "--older-than", "0s"}, "queue name");
+    rejects(f, {"-o", "prometheus", "purge", "--older-than", "0s"}, "-o prometheus");
+  }
+
+  SUBCASE("pause and resume") {
+    for (const char* cmd : {"pause", "resume"}) {
+      CAPTURE(cmd);
+      rejects(f, {cmd}, "queue");
+      rejects(f, {cmd, "bad name"}, "queue name");
+      rejects(f, {cmd, "x'; DROP TABLE queuectl_queues;--"}, "queue name");
+      rejects(f, {cmd, std::string(65, 'p')}, "queue name");
+      rejects(f, {cmd, ""}, "queue");
+      rejects(f, {cmd, "q", "extra"}, "extra");
+    }
+    rejects(f, {"-o", "prometheus", "pause", "q"}, "-o prometheus");
+    rejects(f, {"-o", "prometheus", "resume", "paused"}, "-o prometheus");
+  }
+}
+
+TEST_CASE("cli: bad input to leases, reap, work, lock and the job commands writes nothing") {
+  OperatedDatabase d;
+  FreshDatabase& f = d.fixture;
+  TempDir dir;
+  const std::string marker = dir.path() + "/ran";
+  const std::vector<std::string> cmd = {"--", "sh", "-c", "touch '" + marker + "'"};
+  auto with_cmd = [&](std::vector<std::string> args) {
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    return args;
+  };
+
+  SUBCASE("leases") {
+    rejects(f, {"leases", "bad name"}, "queue name");
+    for (const char* bad : {"soon", "5x", "-1s"}) {
+      rejects(f, {"leases", "--expiring-within", bad}, "--expiring-within");
+      rejects(f, {"leases", "--older-than", bad}, "--older-than");
+    }
+    rejects(f, {"leases", "--expired", "--expiring-within", "1m"}, "--expired");
+    for (const char* bad : {"0", "-1", "abc"}) rejects(f, {"leases", "--limit", bad}, "--limit");
+    rejects(f, {"leases", "--worker", std::string(129, 'w')}, "worker");
+    rejects(f, {"leases", "--worker", "w\n1"}, "worker");
+    rejects(f, {"-o", "prometheus", "leases"}, "-o prometheus");
+  }
+
+  SUBCASE("reap") {
+    rejects(f, {"reap", "bad name"}, "queue name");
+    for (const char* bad : {"0", "-1", "abc", "100001"})
+      rejects(f, {"reap", "--batch", bad}, "--batch");
+    rejects(f, {"reap", "--bogus"}, "--bogus");
+    rejects(f, {"-o", "prometheus", "reap"}, "-o prometheus");
+    rejects(f, {"-o", "bogus", "reap"}, "bogus");
+  }
+
+  SUBCASE("work") {
+    // --drain everywhere: a bad run that slipped through would not run forever.
+    rejects(f, {"work", "q", "--drain"}, "command");
+    rejects(f, with_cmd({"work", "bad name", "--drain"}), "queue name");
+    for (const char* bad : {"0", "-1", "257", "abc"})
+      rejects(f, with_cmd({"work", "q", "--drain", "--concurrency", bad}), "--concurrency");
+    for (const char* bad : {"soon", "100ms", "0s", "-1s"})
+      rejects(f, with_cmd({"work", "q", "--drain", "--lease", bad}), "--lease");
+    for (const char* bad : {"soon", "0s", "-1s"})
+      rejects(f, with_cmd({"work", "q", "--drain", "--timeout", bad}), "--timeout");
+    rejects(f, with_cmd({"work", "q", "--drain", "--grace", "-1s"}), "--grace");
+    rejects(f, with_cmd({"work", "q", "--drain", "--max-jobs", "-1"}), "--max-jobs");
+    rejects(f, with_cmd({"work", "q", "--drain", "--batch", "-1"}), "--batch");
+    rejects(f, with_cmd({"work", "q", "--drain", "--worker", std::string(129, 'w')}), "worker");
+    rejects(f, with_cmd({"-o", "prometheus", "work", "q", "--drain"}), "-o prometheus");
+    CHECK_FALSE(std::filesystem::exists(marker));
+  }
+
+  SUBCASE("lock") {
+    rejects(f, {"lock"}, "name");
+    rejects(f, {"lock", "nightly"}, "command");
+    rejects(f, with_cmd({"lock", ""}), "lock name");
+    rejects(f, with_cmd({"lock", std::string(256, 'n')}), "lock name");
+    for (const char* bad : {"soon", "5x", "-1s"})
+      rejects(f, with_cmd({"lock", "nightly", "--wait", bad}), "--wait");
+    rejects(f, with_cmd({"-o", "prometheus", "lock", "nightly"}), "-o prometheus");
+    CHECK_FALSE(std::filesystem::exists(marker));
+  }
+
+  SUBCASE("list, show and stats") {
+    // (--after 0 is the first page.)
+    for (const char* bad : {"-5", "1.5", "00x"}) rejects(f, {"list", "--after", bad}, "job id");
+    rejects(f, {"list", "--limit", "100001"}, "--limit");
+    rejects(f, {"list", "q", "other"}, "other");
+    rejects(f, {"-o", "prometheus", "list"}, "-o prometheus");
+    rejects(f, {"-o", "prometheus", "show", d.ready}, "-o prometheus");
+    rejects(f, {"show", d.ready, d.done}, d.done);
+    rejects(f, {"stats", "q", "bad name"}, "queue name");
+    rejects(f, {"stats", "x'; DROP TABLE job_queue;--"}, "queue name");
+    rejects(f, {"-o", "bogus", "stats"}, "bogus");
+  }
+
+  SUBCASE("ack, fail, extend and release with a live token") {
+    const std::string& t = d.token;
+    for (const char* bad : {"0s", "-5s", "soon"})
+      rejects(f, {"extend", d.held, "--token", t, "--lease", bad}, "--lease");
+    rejects(f, {"fail", d.held, "--token", t, "--retry-in", "-1s"}, "--retry-in");
+    rejects(f, {"fail", d.held, "--token", t, "--error", "bad \xff utf-8"}, "UTF-8");
+    for (const char* c : {"ack", "fail", "extend", "release"}) {
+      CAPTURE(c);
+      rejects(f, {"-o", "prometheus", c, d.held, "--token", t}, "-o prometheus");
+      rejects(f, {c, d.held, "--token", t, "--bogus"}, "--bogus");
+    }
+    rejects(f, {"release", d.held, "--token", t, "--lease", "1m"}, "--lease");
+    CHECK(show(d.url, std::stoll(d.held))["lock_token"] == t);
   }
 }
 

@@ -237,7 +237,8 @@ Statements make_statements() {
   s.pause_queue = R"(
     INSERT INTO queuectl_queues (queue, paused_at) VALUES (:queue, NOW(6))
     ON DUPLICATE KEY UPDATE paused_at = NOW(6))";
-  s.resume_queue = "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = :queue";
+  s.resume_queue =
+      "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = :queue AND paused_at IS NOT NULL";
   s.queue_names = R"(
     SELECT queue FROM job_queue GROUP BY queue
     UNION

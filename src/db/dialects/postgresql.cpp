@@ -291,7 +291,8 @@ Statements make_statements() {
     INSERT INTO queuectl_queues (queue, paused_at) VALUES (CAST(:queue AS text), now())
     ON CONFLICT (queue) DO UPDATE SET paused_at = excluded.paused_at)";
   s.resume_queue =
-      "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = CAST(:queue AS text)";
+      "UPDATE queuectl_queues SET paused_at = NULL"
+      " WHERE queue = CAST(:queue AS text) AND paused_at IS NOT NULL";
   // Distinct queues by a loose index scan (one probe of the dedupe index per queue), so
   // the cost follows the number of queues, not the number of jobs.
   s.queue_names = R"(
