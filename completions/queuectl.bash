@@ -78,7 +78,7 @@ _queuectl_valued() {
 
 # Options of command $1 (or the global ones when $1 is empty).
 _queuectl_options() {
-    local g="--db --db-password-file -o --output -q --quiet -v --verbose --max-payload -h --help"
+    local g="--db --db-password-file -o --output -q --quiet -v --verbose --max-payload --version -h --help"
     case $1 in
         "") printf '%s\n' "$g"; return ;;
         migrate) printf '%s' "--status --print" ;;

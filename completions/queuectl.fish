@@ -182,6 +182,7 @@ complete -c queuectl -s o -l output -x -a 'table json ndjson prometheus' -d 'Out
 complete -c queuectl -s q -l quiet -d 'Print only data; no diagnostics'
 complete -c queuectl -s v -l verbose -d 'More diagnostics on stderr'
 complete -c queuectl -l max-payload -x -d 'Largest payload accepted, in bytes'
+complete -c queuectl -n __fish_use_subcommand -l version -d 'Print the version and exit'
 
 # Subcommands.
 set -l needs_command '__fish_use_subcommand; or __queuectl_needs_command'

@@ -33,6 +33,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   ctx.err = &err;
   CLI::App app(kDescription, "queuectl");
   app.footer(kFooter);
+  app.set_version_flag("--version", std::string("queuectl ") + QUEUECTL_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
   app.add_option("--db", ctx.options.db, "Database URL (default: $QUEUECTL_DB or local SQLite)");
@@ -46,7 +47,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
                  "Largest payload accepted, in bytes (default 1048576)")
-      ->check(CLI::Range(1.0, 1073741824.0));
+      ->type_name("BYTES")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1073741824}));
   register_commands(app, ctx);
   try {
     app.parse(argc, argv);

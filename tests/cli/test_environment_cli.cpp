@@ -176,6 +176,15 @@ TEST_CASE("cli: --help lists each command under its group, each with a purpose a
   CHECK(claim.out.find("--limit") != std::string::npos);
 }
 
+TEST_CASE("cli: --version prints the version on stdout and exits 0") {
+  RunResult r = run_process({QUEUECTL_BINARY, "--version"});
+  INFO(dump(r));
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  static const std::regex pattern(R"(^queuectl \d+\.\d+\.\d+\n$)");
+  CHECK(std::regex_match(r.out, pattern));
+}
+
 TEST_CASE("cli: commands before migrate say to run queuectl migrate") {
   FreshDatabase fixture;
   std::string url = fixture.url();
