@@ -15,8 +15,8 @@ PACKAGES=(
   libsqlite3-dev libpq-dev libmariadb-dev libmariadb-dev-compat
   # databases (servers are only started by scripts/test-servers.sh, never as services)
   sqlite3 postgresql-15 postgresql-client-15 mariadb-server mariadb-client
-  # shell completion tests, process tools
-  bash-completion zsh fish procps
+  # shell completion tests, process tools, `script` (a terminal for the progress tests)
+  bash-completion zsh fish procps bsdutils
 )
 
 missing=()
