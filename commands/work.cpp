@@ -14,7 +14,7 @@ struct WorkCliOptions {
   std::vector<std::string> command;
   int concurrency = 1;
   int batch = 0;
-  std::string lease, timeout, grace, worker;
+  std::string lease, timeout, grace, worker, poll_interval;
   long long max_jobs = 0;
   bool drain = false;
 };
@@ -40,6 +40,8 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   }
   o.grace = duration_option(c.grace, "--grace", Duration::seconds(30));
   if (o.grace.ms() < 0) throw UsageError("--grace must not be negative");
+  o.idle_max = duration_option(c.poll_interval, "--poll-interval", Duration::seconds(5));
+  if (o.idle_max.ms() < 10) throw UsageError("--poll-interval must be at least 10ms");
   if (c.max_jobs < 0) throw UsageError("--max-jobs must not be negative");
   o.max_jobs = c.max_jobs;
   o.drain = c.drain;
@@ -49,7 +51,8 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   ctx.note("queuectl: worker " + o.worker + " on queue " + o.queue + " (concurrency " +
            std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
-  WorkerSummary s = run_worker(db.url(), o, log);
+  auto debug = [&ctx](const std::string& line) { ctx.debug(line); };
+  WorkerSummary s = run_worker(db.url(), o, log, debug);
   Output out;
   out.document = {{"worker", o.worker},       {"done", s.done},         {"failed", s.failed},
                   {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};
@@ -80,6 +83,8 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("--grace", o->grace,
                   "On SIGTERM/SIGINT, let running jobs finish this long (30s)");
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");
+  sub->add_option("--poll-interval", o->poll_interval,
+                  "Longest pause between claims when idle (default 5s)");
   sub->add_option("command", o->command, "The command to run, after --")->required();
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
@@ -89,6 +94,8 @@ void setup_work(CLI::App& app, Context& ctx) {
       "--grace for running jobs, then stops them and releases their jobs; a second signal\n"
       "stops at once (SIGHUP counts as SIGTERM). One line per job on stderr unless -q; the\n"
       "summary at exit always (-o json: on stdout).\n"
+      "When idle it polls with a short first pause growing to --poll-interval; on PostgreSQL\n"
+      "it also listens (LISTEN/NOTIFY) and wakes as soon as a job is enqueued (-v shows it).\n"
       "Examples:\n"
       "  queuectl work emails -- ./send-email.sh\n"
       "  queuectl work outbox --concurrency 4 --timeout 2m -- ./publish.sh\n"

@@ -65,7 +65,7 @@ _queuectl_valued() {
         fail) v+=" --token --error --retry-in" ;;
         extend) v+=" --token --lease" ;;
         release) v+=" --token" ;;
-        work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker" ;;
+        work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval" ;;
         list) v+=" --status --limit --after" ;;
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
         retry) v+=" --status --older-than" ;;
@@ -88,7 +88,7 @@ _queuectl_options() {
         fail) printf '%s' "--token --error --retry-in --permanent" ;;
         extend) printf '%s' "--token --lease" ;;
         release) printf '%s' "--token" ;;
-        work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker" ;;
+        work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --poll-interval" ;;
         list) printf '%s' "--status --limit --after" ;;
         leases) printf '%s' "--expired --expiring-within --older-than --worker --limit" ;;
         retry) printf '%s' "--status --older-than" ;;

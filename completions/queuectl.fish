@@ -25,7 +25,7 @@ function __queuectl_valued
         case release
             set -a v --token
         case work
-            set -a v --concurrency --batch --lease --timeout --max-jobs --grace --worker
+            set -a v --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval
         case list
             set -a v --status --limit --after
         case leases
@@ -249,6 +249,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from work' -l max-jobs -x -d 'Ex
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l drain -d 'Exit 0 once nothing is due'
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l grace -x -d 'On SIGTERM/SIGINT, let running jobs finish this long'
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l worker -x -d 'Worker identity (default host:pid)'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l poll-interval -x -d 'Longest pause between claims when idle (default 5s)'
 # list
 complete -c queuectl -n '__fish_seen_subcommand_from list' -l status -x -a '(__queuectl_statuses)' -d 'Only these statuses'
 complete -c queuectl -n '__fish_seen_subcommand_from list' -l limit -x -d 'Jobs per page (default 100)'

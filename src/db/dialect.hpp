@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <soci/soci.h>
 
@@ -103,6 +104,11 @@ struct Statements {
   std::string lock_check;
   std::string lock_release;
 
+  // Wake-ups for idle workers, where the backend can push them (PostgreSQL: LISTEN on the
+  // channel the 002_notify triggers NOTIFY, with the queue name as payload). Empty: none,
+  // workers only poll.
+  std::string listen;
+
   std::string create_migrations_table;
   std::string applied_migrations;  // -> version, name, applied_at
   std::string record_migration;    // :version :name
@@ -131,6 +137,17 @@ class Dialect {
   // Called after an insert that skips duplicates: throws Error when the backend skipped a
   // row for any other reason (MySQL's INSERT IGNORE turns every error into a warning).
   virtual void check_skipped_rows(soci::session& session) const { (void)session; }
+  // Wake-ups, after sql().listen ran on `session`: the socket to wait on for them (-1:
+  // none), and the payloads (queue names) that arrived since the last call. Throws
+  // TemporaryError when the connection is gone.
+  virtual int notification_socket(soci::session& session) const {
+    (void)session;
+    return -1;
+  }
+  virtual std::vector<std::string> take_notifications(soci::session& session) const {
+    (void)session;
+    return {};
+  }
   // The key a named lock is taken under (PostgreSQL: a stable 64-bit hash as decimal
   // text; MySQL: the name, hashed when over 64 characters; SQLite: the name).
   virtual std::string lock_key(const std::string& name) const = 0;

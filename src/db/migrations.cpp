@@ -20,6 +20,9 @@ std::vector<Migration> migrations_for(Backend backend) {
 std::vector<std::string> split_statements(const std::string& sql) {
   std::vector<std::string> out;
   std::string current;
+  // Inside a $$-quoted body (a PostgreSQL function), semicolons end its inner statements,
+  // not the migration's: the split waits for the closing $$.
+  bool in_body = false;
   std::size_t start = 0;
   while (start < sql.size()) {
     std::size_t nl = sql.find('\n', start);
@@ -29,7 +32,10 @@ std::vector<std::string> split_statements(const std::string& sql) {
     while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r'))
       trimmed.pop_back();
     if (trimmed.rfind("--", 0) == 0 && current.empty()) continue;
-    if (!trimmed.empty() && trimmed.back() == ';') {
+    for (std::size_t at = trimmed.find("$$"); at != std::string::npos;
+         at = trimmed.find("$$", at + 2))
+      in_body = !in_body;
+    if (!in_body && !trimmed.empty() && trimmed.back() == ';') {
       trimmed.pop_back();
       current += trimmed;
       if (current.find_first_not_of(" \t\n") != std::string::npos) out.push_back(current);

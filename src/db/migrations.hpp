@@ -24,7 +24,8 @@ struct MigrationState {
 
 // The embedded migrations of a backend, in version order.
 std::vector<Migration> migrations_for(Backend backend);
-// Splits a migration file into statements at semicolons that end a line.
+// Splits a migration file into statements at semicolons that end a line, except inside
+// a $$-quoted function body.
 std::vector<std::string> split_statements(const std::string& sql);
 
 class Migrator {

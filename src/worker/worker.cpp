@@ -95,8 +95,9 @@ std::string seconds(Clock::duration d) {
 class Worker {
  public:
   Worker(const DbUrl& url, const WorkerOptions& o,
-         const std::function<void(const std::string&)>& log)
-      : url_(url), o_(o), log_(log) {}
+         const std::function<void(const std::string&)>& log,
+         const std::function<void(const std::string&)>& debug)
+      : url_(url), o_(o), log_(log), debug_(debug ? debug : [](const std::string&) {}) {}
 
   WorkerSummary run();
 
@@ -112,11 +113,21 @@ class Worker {
   void give_back(const Job& job, const std::string& why);
   JobRepository& repo();
   void connection_trouble(const std::exception& e);
+  // Wake-ups: listen for new jobs where the backend can announce them, and read them.
+  void open_listener(Clock::time_point now);
+  void read_notifications(Clock::time_point now);
+  int listen_fd();
 
   DbUrl url_;
   WorkerOptions o_;
   std::function<void(const std::string&)> log_;
+  std::function<void(const std::string&)> debug_;
   std::unique_ptr<Database> db_;
+  // The listening connection (PostgreSQL), apart from the one that claims: notifications
+  // queue up on it while the worker sleeps in poll().
+  std::unique_ptr<Database> listen_db_;
+  bool can_listen_ = true;
+  Clock::time_point listen_retry_at_ = Clock::now();
   std::unique_ptr<JobRepository> repo_;
   std::unique_ptr<Heartbeat> heartbeat_;
   std::list<Running> running_;
@@ -143,6 +154,46 @@ void Worker::connection_trouble(const std::exception& e) {
   log_(std::string("database trouble: ") + e.what() + "; retrying with backoff");
   repo_.reset();
   db_.reset();
+}
+
+void Worker::open_listener(Clock::time_point now) {
+  if (listen_db_ || !can_listen_ || now < listen_retry_at_ || stopping_ || drained_) return;
+  if (make_dialect(url_.backend)->sql().listen.empty()) {
+    can_listen_ = false;  // this backend cannot announce jobs: poll only
+    return;
+  }
+  try {
+    auto db = std::make_unique<Database>(url_);
+    db->session() << db->sql().listen;
+    listen_db_ = std::move(db);
+    debug_("listening for new jobs on " + o_.queue + " (LISTEN/NOTIFY); polling every " +
+           o_.idle_max.str() + " besides");
+    next_claim_ = now;  // a job announced before the LISTEN took effect is not missed
+  } catch (const std::exception& e) {
+    log_(std::string("cannot listen for new jobs (") + e.what() + "); polling, trying again in " +
+         o_.idle_max.str());
+    listen_retry_at_ = now + o_.idle_max.chrono();
+  }
+}
+
+int Worker::listen_fd() {
+  return listen_db_ ? listen_db_->dialect().notification_socket(listen_db_->session()) : -1;
+}
+
+void Worker::read_notifications(Clock::time_point now) {
+  try {
+    const auto queues = listen_db_->dialect().take_notifications(listen_db_->session());
+    if (std::find(queues.begin(), queues.end(), o_.queue) != queues.end()) {
+      debug_("woken: a job is due on " + o_.queue);
+      next_claim_ = now;
+      idle_ = Duration();
+    }
+  } catch (const std::exception& e) {
+    log_(std::string(e.what()) + "; polling every " + o_.idle_max.str() + " until it is back");
+    listen_db_.reset();
+    listen_retry_at_ = now + o_.idle_max.chrono();
+    next_claim_ = now;  // announcements may have been missed meanwhile
+  }
 }
 
 bool Worker::can_claim() const {
@@ -176,8 +227,11 @@ void Worker::claim_more(Clock::time_point now) {
       return;
     }
     // Idle: a short first pause growing to a cap, jittered so that a fleet spreads out.
-    idle_ = Duration(
-        std::min(o_.idle_max.chrono(), std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
+    // While listening, new jobs are announced: sleep the whole poll interval at once (the
+    // poll still finds jobs that became due by their run_at).
+    idle_ = listen_db_ ? o_.idle_max
+                       : Duration(std::min(o_.idle_max.chrono(),
+                                           std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
     auto pause = std::chrono::milliseconds(
         static_cast<long>(static_cast<double>(idle_.ms()) * (0.5 + 0.5 * random_unit())));
     next_claim_ = now + pause;
@@ -392,12 +446,15 @@ WorkerSummary Worker::run() {
       if (!pending_.empty()) retry_pending_at = now + std::chrono::seconds(1);
     }
     check_timers(now);
+    open_listener(now);
     claim_more(now);
     bool limit_reached = o_.max_jobs > 0 && claimed_ >= o_.max_jobs;
     if (running_.empty() && pending_.empty() && (stopping_ || drained_ || limit_reached)) break;
 
     // Sleep until something happens: output, an exit, a signal, or the next timer.
     std::vector<pollfd> fds{{signals.read_fd(), POLLIN, 0}};
+    const int notices = listen_fd();
+    if (notices >= 0) fds.push_back({notices, POLLIN, 0});
     for (const Running& r : running_) r.child->poll_fds(fds);
     auto wait = std::chrono::milliseconds(1000);
     auto until = [&](Clock::time_point t) {
@@ -418,19 +475,25 @@ WorkerSummary Worker::run() {
         signals.drain();
         continue;
       }
+      if (p.fd == notices) {
+        read_notifications(Clock::now());
+        continue;
+      }
       for (Running& r : running_)
         if (r.child->handle(p.fd, p.revents)) break;
     }
   }
   heartbeat_.reset();
+  listen_db_.reset();
   return summary_;
 }
 
 }  // namespace
 
 WorkerSummary run_worker(const DbUrl& url, const WorkerOptions& options,
-                         const std::function<void(const std::string&)>& log) {
-  return Worker(url, options, log).run();
+                         const std::function<void(const std::string&)>& log,
+                         const std::function<void(const std::string&)>& debug) {
+  return Worker(url, options, log, debug).run();
 }
 
 }  // namespace queuectl

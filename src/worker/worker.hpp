@@ -25,6 +25,8 @@ struct WorkerOptions {
   bool drain = false;
   Duration grace = Duration::seconds(30);
   Duration kill_after = Duration::seconds(5);  // SIGTERM -> SIGKILL
+  // Idle polling: the first pause, growing to idle_max (--poll-interval). While the worker
+  // listens for new jobs (PostgreSQL), it pauses idle_max at once.
   Duration idle_min = Duration(std::chrono::milliseconds(100));
   Duration idle_max = Duration::seconds(5);
   std::string worker;
@@ -36,8 +38,10 @@ struct WorkerSummary {
 };
 
 // Runs until --drain finds nothing, --max-jobs is reached, or SIGTERM/SIGINT (then
-// finishes or releases running jobs). `log` receives one line per job and event.
+// finishes or releases running jobs). `log` receives one line per job and event, `debug`
+// what only -v shows (wake-ups).
 WorkerSummary run_worker(const DbUrl& url, const WorkerOptions& options,
-                         const std::function<void(const std::string&)>& log);
+                         const std::function<void(const std::string&)>& log,
+                         const std::function<void(const std::string&)>& debug = {});
 
 }  // namespace queuectl

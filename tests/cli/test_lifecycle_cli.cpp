@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/cli_helpers.hpp"
+#include "db/migrations.hpp"
 
 namespace queuectl::testing::cli {
 
@@ -31,6 +32,8 @@ TEST_CASE("cli: migrate applies once, is idempotent, reports status and prints S
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   drop_schema(fixture);
+  const std::vector<Migration> embedded = migrations_for(backend_under_test());
+  REQUIRE_FALSE(embedded.empty());
 
   SUBCASE("--print shows the SQL without applying it") {
     RunResult r = ok(url, {"migrate", "--print"});
@@ -38,31 +41,40 @@ TEST_CASE("cli: migrate applies once, is idempotent, reports status and prints S
     CHECK(r.out.find("job_queue") != std::string::npos);
     json status = ok_json(url, {"migrate", "--status"});
     INFO(status.dump());
-    REQUIRE(status.size() == 1);
-    CHECK(status[0]["version"] == 1);
-    CHECK(status[0]["applied"] == false);
+    REQUIRE(status.size() == embedded.size());
+    for (std::size_t i = 0; i < embedded.size(); ++i) {
+      CHECK(status[i]["version"] == embedded[i].version);
+      CHECK(status[i]["name"] == embedded[i].name);
+      CHECK(status[i]["applied"] == false);
+    }
   }
 
   SUBCASE("migrate, migrate again, --status") {
     RunResult first = ok(url, {"-o", "json", "migrate"});
     json applied = parse(first.out);
     INFO(first.out);
-    REQUIRE(applied.size() == 1);
-    CHECK(applied[0]["version"] == 1);
-    CHECK(applied[0]["applied"] == true);
-    CHECK(first.err.find("applied 1 migration") != std::string::npos);
+    REQUIRE(applied.size() == embedded.size());
+    for (std::size_t i = 0; i < embedded.size(); ++i) {
+      CHECK(applied[i]["version"] == embedded[i].version);
+      CHECK(applied[i]["applied"] == true);
+    }
+    CHECK(first.err.find("applied " + std::to_string(embedded.size()) + " migration") !=
+          std::string::npos);
 
     RunResult again = ok(url, {"-o", "json", "migrate"});
     CHECK(parse(again.out) == json::array());
     CHECK(again.err.find("up to date") != std::string::npos);
-    CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM queuectl_schema_migrations") == 1);
+    CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM queuectl_schema_migrations") ==
+          static_cast<long long>(embedded.size()));
 
     json status = ok_json(url, {"migrate", "--status"});
     INFO(status.dump());
-    REQUIRE(status.size() == 1);
-    CHECK(status[0]["version"] == 1);
-    CHECK(status[0]["applied"] == true);
-    CHECK(status[0]["applied_at"].is_string());
+    REQUIRE(status.size() == embedded.size());
+    for (std::size_t i = 0; i < embedded.size(); ++i) {
+      CHECK(status[i]["version"] == embedded[i].version);
+      CHECK(status[i]["applied"] == true);
+      CHECK(status[i]["applied_at"].is_string());
+    }
 
     RunResult table = ok(url, {"migrate", "--status"});
     CHECK(table.out.find("VERSION") != std::string::npos);

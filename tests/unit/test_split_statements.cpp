@@ -58,6 +58,18 @@ TEST_CASE("db::split_statements") {
     CHECK(split_statements("-- only a comment\n").empty());
     CHECK(split_statements(";\n").empty());
   }
+  SUBCASE("a $$-quoted function body stays whole") {
+    Statements out = split_statements(
+        "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+        "BEGIN\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$;\nCREATE TABLE b (x INT);\n");
+    REQUIRE(out.size() == 2);
+    CHECK(out[0] ==
+          "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+          "BEGIN\n  PERFORM 1;\n  RETURN NULL;\nEND\n$$");
+    CHECK(out[1] == "CREATE TABLE b (x INT)");
+    CHECK(split_statements("SELECT $$a;$$;\nSELECT 2;\n") ==
+          Statements{"SELECT $$a;$$", "SELECT 2"});
+  }
   SUBCASE("a last statement without a semicolon is kept") {
     Statements out = split_statements("SELECT 1;\nSELECT 2\n");
     REQUIRE(out.size() == 2);

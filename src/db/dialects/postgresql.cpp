@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/errors.hpp"
 #include "db/dialect.hpp"
 
 namespace queuectl {
@@ -320,6 +321,8 @@ Statements make_statements() {
   s.lock_release =
       "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
 
+  s.listen = "LISTEN queuectl_jobs";
+
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
       version    INTEGER PRIMARY KEY,
@@ -393,6 +396,29 @@ class PostgresqlDialect final : public Dialect {
   bool is_constraint_violation(const soci::soci_error& e) const override {
     return starts_with(sqlstate_of(e), "23") ||
            e.get_error_category() == soci::soci_error::constraint_violation;
+  }
+  // libpq's own connection under SOCI's session: notifications are read with libpq, since
+  // SOCI has no call for them.
+  static PGconn* native(soci::session& session) {
+    return static_cast<soci::postgresql_session_backend*>(session.get_backend())->conn_;
+  }
+  int notification_socket(soci::session& session) const override {
+    return PQsocket(native(session));
+  }
+  std::vector<std::string> take_notifications(soci::session& session) const override {
+    PGconn* conn = native(session);
+    if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK) {
+      std::string why = PQerrorMessage(conn);
+      why = why.substr(0, why.find('\n'));  // libpq adds an indented explanation below
+      throw TemporaryError("lost the connection that listens for new jobs" +
+                           (why.empty() ? std::string() : ": " + why));
+    }
+    std::vector<std::string> out;
+    while (PGnotify* n = PQnotifies(conn)) {
+      out.emplace_back(n->extra ? n->extra : "");
+      PQfreemem(n);
+    }
+    return out;
   }
   // The signed 64-bit value of the name's stable hash, as pg_try_advisory_lock(bigint)
   // takes it.
