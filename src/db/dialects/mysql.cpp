@@ -24,6 +24,8 @@
 
 #include <soci/mysql/soci-mysql.h>
 
+#include <fcntl.h>
+
 #include <cstdio>
 
 #include "core/errors.hpp"
@@ -293,6 +295,11 @@ class MysqlDialect final : public Dialect {
   const Statements& sql() const override { return statements_; }
 
   void configure_session(soci::session& session) const override {
+    // The client library leaves its socket inheritable: a command run by `lock` or `work`
+    // would keep queuectl's connection (and a named lock on it) open after queuectl exits.
+    MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
+    const int fd = static_cast<int>(mysql_get_socket(conn));
+    if (fd >= 0) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
     // utf8mb4 whatever the client library's default; UTC for NOW(6) and DATETIME; a
     // known sql_mode, whatever the server's (strict, and no ANSI_QUOTES,
     // PIPES_AS_CONCAT or NO_BACKSLASH_ESCAPES to change how this SQL reads).
