@@ -17,8 +17,23 @@ namespace {
 
 volatile sig_atomic_t g_child = 0;
 
+// To the command's whole process group, as timeout(1) does: a shell script and what it
+// started hear the signal alike.
 void forward(int sig) {
-  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+  if (g_child > 0) kill(-static_cast<pid_t>(g_child), sig);
+}
+
+// Hands the terminal's foreground to process group `pgid`, when queuectl has it: a command
+// in a process group of its own can then read the terminal, and Ctrl-C reaches it.
+void give_terminal(pid_t pgid) {
+  if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
+  // tcsetpgrp from a background group would stop us with SIGTTOU.
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  sigprocmask(SIG_BLOCK, &ttou, &old);
+  tcsetpgrp(STDIN_FILENO, pgid);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -47,9 +62,15 @@ int run_forwarding_signals(const std::vector<std::string>& argv,
   for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &sa, &old[i]);
 
   std::fflush(nullptr);
+  // The command gets a process group of its own, so that the guard can kill all of it if
+  // queuectl dies; the terminal (if queuectl holds it) goes to that group while it runs.
+  GroupGuard guard;
+  const bool had_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);
+    if (had_terminal) give_terminal(getpid());
     for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &old[i], nullptr);
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     die_with_parent(parent);
@@ -59,6 +80,9 @@ int run_forwarding_signals(const std::vector<std::string>& argv,
   }
   int code = 127;
   if (pid > 0) {
+    setpgid(pid, pid);  // also here, so that signals to the group work at once
+    guard.watch(pid);
+    if (had_terminal) give_terminal(pid);
     g_child = pid;
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     int status = 0;
@@ -69,16 +93,18 @@ int run_forwarding_signals(const std::vector<std::string>& argv,
       if (r == pid || (r < 0 && errno != EINTR)) break;
       if (!stopping && keep_going && !keep_going()) {
         stopping = true;
-        kill(pid, SIGTERM);
+        kill(-pid, SIGTERM);
         kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
       }
       if (stopping && std::chrono::steady_clock::now() >= kill_at) {
-        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
         kill_at = std::chrono::steady_clock::time_point::max();
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     g_child = 0;
+    guard.unwatch(pid);
+    if (had_terminal) give_terminal(getpgrp());
     code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   } else {
     sigprocmask(SIG_SETMASK, &previous, nullptr);

@@ -14,6 +14,7 @@
 
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
+#include "core/process.hpp"
 #include "core/validate.hpp"
 #include "db/job_repository.hpp"
 #include "worker/child_job.hpp"
@@ -130,6 +131,8 @@ class Worker {
   Clock::time_point listen_retry_at_ = Clock::now();
   std::unique_ptr<JobRepository> repo_;
   std::unique_ptr<Heartbeat> heartbeat_;
+  // Kills the process groups of running commands if the worker itself is killed.
+  std::unique_ptr<GroupGuard> guard_;
   std::list<Running> running_;
   // Finishing writes (ack, fail, release) that hit database trouble, retried in order.
   std::deque<std::function<void()>> pending_;
@@ -279,6 +282,7 @@ void Worker::start_job(const Job& job) {
     next_claim_ = Clock::now() + o_.idle_max.chrono();
     return;
   }
+  guard_->watch(r.child->pid());
   running_.push_back(std::move(r));
 }
 
@@ -401,6 +405,7 @@ void Worker::flush_pending() {
 
 WorkerSummary Worker::run() {
   SignalScope signals;
+  guard_ = std::make_unique<GroupGuard>();
   int wake_fd = signals.write_fd();
   heartbeat_ = std::make_unique<Heartbeat>(
       url_, o_.lease, [wake_fd] { (void)!write(wake_fd, "h", 1); }, log_);
@@ -436,6 +441,7 @@ WorkerSummary Worker::run() {
       it->child->check_exit();
       if (it->child->finished()) {
         finish(*it);
+        guard_->unwatch(it->child->pid());
         it = running_.erase(it);
       } else {
         ++it;
@@ -485,6 +491,7 @@ WorkerSummary Worker::run() {
   }
   heartbeat_.reset();
   listen_db_.reset();
+  guard_.reset();
   return summary_;
 }
 

@@ -150,13 +150,20 @@ TEST_CASE("cli: lock: a holder killed with SIGKILL takes its command along and f
   const std::string& url = fixture.url();
   TempDir dir;
   Cleanup cleanup;
-  const std::string pid_file = dir.path() + "/cmd.pid";
+  // CMD is a shell script with a child of its own: the kernel's parent-death signal reaches
+  // only the script; the child must die too, or it would run on without the lock.
+  const std::string pid_file = dir.path() + "/cmd.pid", child_file = dir.path() + "/child.pid";
   int holder = cleanup.child(spawn_queuectl(
-      url, {"lock", "crashy", "--", "sh", "-c", "echo $$ > '" + pid_file + "'; exec sleep 60"},
+      url,
+      {"lock", "crashy", "--", "sh", "-c",
+       "echo $$ > '" + pid_file + "'; sleep 60 & echo $! > '" + child_file + "'; wait"},
       dir.path() + "/holder.log"));
   int cmd = read_pid(pid_file);
   REQUIRE_MESSAGE(cmd > 0, "the command never ran: " << read_text(dir.path() + "/holder.log"));
   cleanup.pid(cmd);  // only if it outlives queuectl, which is the failure tested for
+  int child = read_pid(child_file);
+  REQUIRE(child > 0);
+  cleanup.pid(child);
 
   // While it is held: busy.
   check_error(queuectl(url, {"lock", "crashy", "--", "true"}), 5, "crashy");
@@ -166,6 +173,9 @@ TEST_CASE("cli: lock: a holder killed with SIGKILL takes its command along and f
   const bool cmd_gone = wait_until([&] { return process_gone(cmd); }, 10000);
   CHECK_MESSAGE(cmd_gone, "CMD (pid " << cmd << ") outlived its SIGKILLed queuectl lock");
   if (cmd_gone) cleanup.gone(cmd);
+  const bool child_gone = wait_until([&] { return process_gone(child); }, 10000);
+  CHECK_MESSAGE(child_gone, "CMD's child (pid " << child << ") outlived the SIGKILLed lock");
+  if (child_gone) cleanup.gone(child);
 
   if (is_sqlite()) {
     // No session holds a SQLite lock: the row outlives its dead holder until it expires

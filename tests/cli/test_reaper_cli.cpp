@@ -158,16 +158,22 @@ TEST_CASE("cli: reap fails the job of a worker SIGKILLed during its last attempt
            "boom", "--retry-in", "0s"});
   REQUIRE(status_of(url, id) == "ready");
 
-  const std::string pid_file = dir.path() + "/child.pid";
-  int worker =
-      cleanup.child(spawn_queuectl(url,
-                                   {"work", "q", "--lease", "1s", "--worker", "w-last", "--", "sh",
-                                    "-c", "echo $$ > '" + pid_file + "'; exec sleep 30"},
-                                   dir.path() + "/worker.log"));
+  // A shell script that starts a child of its own: the parent-death signal reaches only
+  // the script, the worker's guard must take care of the child.
+  const std::string pid_file = dir.path() + "/child.pid", grandchild_file = dir.path() + "/gc.pid";
+  int worker = cleanup.child(
+      spawn_queuectl(url,
+                     {"work", "q", "--lease", "1s", "--worker", "w-last", "--", "sh", "-c",
+                      "echo $$ > '" + pid_file + "'; sleep 30 & echo $! > '" + grandchild_file +
+                          "'; wait"},
+                     dir.path() + "/worker.log"));
   int job_pid = read_pid(pid_file);
   REQUIRE_MESSAGE(job_pid > 0, "the worker never started the job:\n"
                                    << read_text(dir.path() + "/worker.log"));
   cleanup.group(job_pid);  // the worker starts each job in a process group of its own
+  int grandchild = read_pid(grandchild_file);
+  REQUIRE(grandchild > 0);
+  cleanup.pid(grandchild);
   json running = show(url, id);
   INFO(running.dump());
   REQUIRE(running["status"] == "processing");
@@ -180,7 +186,10 @@ TEST_CASE("cli: reap fails the job of a worker SIGKILLed during its last attempt
   // The job's command does not outlive its worker (it would run on without a lease).
   const bool cmd_gone = wait_until([&] { return process_gone(job_pid); }, 10000);
   CHECK_MESSAGE(cmd_gone, "the job's command outlived its SIGKILLed worker");
-  if (cmd_gone) cleanup.gone(job_pid);
+  const bool grandchild_gone = wait_until([&] { return process_gone(grandchild); }, 10000);
+  CHECK_MESSAGE(grandchild_gone, "the command's own child outlived the SIGKILLed worker");
+  if (cmd_gone && grandchild_gone) cleanup.gone(job_pid);
+  if (grandchild_gone) cleanup.gone(grandchild);
 
   wait_expired(url);
   json reaped = ok_json(url, {"reap"});
