@@ -1,8 +1,12 @@
 #include "core/db_url.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "core/errors.hpp"
@@ -171,6 +175,7 @@ DbUrl DbUrl::parse(std::string_view text) {
       throw bad_url("unknown query parameter '" + key + "' (known: " + list + ")");
     }
   }
+  if (url.password || url.params.count("password")) url.password_origin = "the URL";
   bool socket = url.params.count(url.backend == Backend::postgresql ? "host" : "socket") > 0;
   if (url.host.empty() && !socket) throw bad_url("missing host");
   if (url.database.empty()) throw bad_url("missing database name");
@@ -241,6 +246,37 @@ std::string default_sqlite_path() {
   return base + "/queuectl/queue.db";
 }
 
+namespace {
+
+// The first line of a password file. Anything that would leave the password silently
+// empty (a folder, which opens like an empty file; an empty file; an empty first line) is
+// refused, so that it never replaces a password given another way.
+std::string read_password_file(const std::string& file) {
+  const std::string named = "--db-password-file '" + file + "'";
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw UsageError(named + " is a folder, not a file holding the password");
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw UsageError("cannot read " + named + (err ? std::string(": ") + std::strerror(err) : ""));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw UsageError("cannot read " + named);
+  // One trailing newline (LF or CRLF) is how editors and `echo` end a file.
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.empty()) throw UsageError("password file '" + file + "' (--db-password-file) is empty");
+  std::string line = text.substr(0, text.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty())
+    throw UsageError(named + ": the password must be on the first line, which is empty");
+  return line;
+}
+
+}  // namespace
+
 DbUrl resolve_db_url(const UrlSources& sources) {
   DbUrl url;
   if (!sources.flag.empty()) {
@@ -251,14 +287,11 @@ DbUrl resolve_db_url(const UrlSources& sources) {
     url = DbUrl::parse("sqlite://" + default_sqlite_path());
   }
   if (!sources.password_file.empty()) {
-    std::ifstream in(sources.password_file);
-    if (!in) throw UsageError("cannot read --db-password-file '" + sources.password_file + "'");
-    std::string line;
-    std::getline(in, line);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    url.password = line;
+    url.password = read_password_file(sources.password_file);
+    url.password_origin = "--db-password-file '" + sources.password_file + "'";
   } else if (const char* pw = std::getenv("QUEUECTL_DB_PASSWORD"); pw && *pw) {
     url.password = std::string(pw);
+    url.password_origin = "QUEUECTL_DB_PASSWORD";
   }
   return url;
 }

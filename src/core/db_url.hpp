@@ -22,6 +22,9 @@ struct DbUrl {
   std::string database;  // for SQLite: the file path or ":memory:"
   std::map<std::string, std::string> params;
   std::string original;
+  // Where the password came from, for messages about a failed login: "the URL",
+  // "QUEUECTL_DB_PASSWORD", "--db-password-file 'F'"; empty when there is none.
+  std::string password_origin;
 
   // Parses a URL; throws UsageError naming what is wrong (never echoing a password).
   static DbUrl parse(std::string_view url);
@@ -34,7 +37,10 @@ struct DbUrl {
 };
 
 // Where the URL comes from: --db, else $QUEUECTL_DB, else the embedded SQLite default.
-// The password, when given, comes from `password_file`, else $QUEUECTL_DB_PASSWORD.
+// The password, when given, comes from `password_file`, else $QUEUECTL_DB_PASSWORD (when
+// not empty), else the URL. The file's first line is the password (a trailing CR is
+// dropped); a file that cannot be read, a folder, or an empty first line is a UsageError
+// naming the file.
 struct UrlSources {
   std::string flag;
   std::string password_file;

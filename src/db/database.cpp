@@ -40,6 +40,9 @@ std::string first_line(const std::string& s) {
   return line;
 }
 
+// SOCI's PostgreSQL backend puts this line before libpq's reason for a failed connect.
+constexpr const char* kSociConnectPrefix = "Cannot establish connection to the database.";
+
 }  // namespace
 
 Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.backend)) {
@@ -49,21 +52,68 @@ Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.back
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (ec) throw Error("cannot create the folder for " + url.redacted() + ": " + ec.message());
   }
+  bool opened = false;
   try {
     session_.open(factory_for(url.backend), url.soci_connect_string());
+    opened = true;
     dialect_->configure_session(session_);
   } catch (const soci::soci_error& e) {
-    const std::string what =
-        "cannot connect to " + url.redacted() + ": " + first_line(e.get_error_message());
-    // Wrong credentials or database: exit 1, so that cron does not retry it as temporary.
-    if (dialect_->is_access_denied(e))
-      throw Error(what + " (check the user, QUEUECTL_DB_PASSWORD and the database name)");
+    const std::string what = "cannot connect to " + url.redacted() + ": " + error_text(e);
+    if (dialect_->is_contention(e))
+      throw TemporaryError(what + " (the database is busy; try again later)");
+    // Waiting will not fix these: exit 1, so that cron does not retry them as temporary.
+    if (dialect_->is_bad_connection_setting(e))
+      throw Error(what + " (retrying will not help: check the URL's parameters against the "
+                         "server's settings)");
+    if (dialect_->is_access_denied(e)) throw Error(what + " (" + access_hint() + ")");
+    // The server answered, then refused to set up the session (e.g. a statement_timeout
+    // from ?options= too short for the SET statements).
+    if (opened && !dialect_->is_connection_failure(e)) throw Error(what);
     throw TemporaryError(what + " (is the server up and reachable? check the host and port)");
   }
 }
 
+std::string Database::access_hint() const {
+  if (url_.backend == Backend::sqlite) return "check the file's path and permissions";
+  if (url_.password_origin.empty())
+    return "check the user and the database name; no password was given: put it in the URL, "
+           "QUEUECTL_DB_PASSWORD or --db-password-file";
+  return "check the user, the password from " + url_.password_origin +
+         ", and the database name";
+}
+
+std::string driver_reason(const std::string& message) {
+  std::string text = message;
+  if (text.rfind(kSociConnectPrefix, 0) == 0) {
+    std::string reason = text.substr(std::string(kSociConnectPrefix).size());
+    reason.erase(0, reason.find_first_not_of(" \t\r\n"));
+    if (!reason.empty()) text = reason;
+  }
+  text = first_line(text);
+  // SOCI also prefixes a failed PostgreSQL statement ("Cannot execute query. Fatal error.
+  // ERROR:  ..."): the server's own words start at its severity.
+  if (text.rfind("Cannot ", 0) == 0) {
+    for (const char* severity : {"ERROR:  ", "FATAL:  "}) {
+      if (auto at = text.find(severity); at != std::string::npos) return text.substr(at);
+    }
+  }
+  return text;
+}
+
+std::string Database::error_text(const soci::soci_error& e) const {
+  std::string text = driver_reason(e.get_error_message());
+  // No driver is known to echo a password, but never risk it. (A password equal to the
+  // user name is shown anyway, as the user, in every redacted URL.)
+  if (url_.password && !url_.password->empty() && *url_.password != url_.user) {
+    for (auto at = text.find(*url_.password); at != std::string::npos;
+         at = text.find(*url_.password, at + 3))
+      text.replace(at, url_.password->size(), "***");
+  }
+  return text;
+}
+
 void Database::translate_error(const soci::soci_error& e) const {
-  std::string msg = first_line(e.get_error_message());
+  std::string msg = error_text(e);
   if (dialect_->is_connection_failure(e))
     throw TemporaryError("lost the connection to " + url_.redacted() + ": " + msg);
   if (dialect_->is_contention(e))
@@ -88,7 +138,7 @@ void Database::transaction(const std::function<void()>& work) {
         throw;
       }
     } catch (const soci::soci_error& e) {
-      if (attempt < max_attempts && dialect_->is_contention(e)) {
+      if (attempt < max_attempts && dialect_->is_contention(e) && !(give_up && give_up())) {
         contention_pause(attempt);
         continue;
       }
@@ -103,7 +153,7 @@ void Database::retrying(const std::function<void()>& work) {
       work();
       return;
     } catch (const soci::soci_error& e) {
-      if (attempt < max_attempts && dialect_->is_contention(e)) {
+      if (attempt < max_attempts && dialect_->is_contention(e) && !(give_up && give_up())) {
         contention_pause(attempt);
         continue;
       }

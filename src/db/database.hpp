@@ -14,8 +14,11 @@ namespace queuectl {
 
 class Database {
  public:
-  // Connects; throws TemporaryError naming the redacted URL when the server cannot be
-  // reached. For SQLite files the parent folder is created on first use.
+  // Connects. Throws TemporaryError (exit 75) naming the redacted URL and the driver's
+  // reason when the server cannot be reached or is busy; Error (exit 1) when waiting will
+  // not help: credentials, an unknown database, a bad connection setting (sslmode=require
+  // against a server without SSL), a session the server refuses to set up. For SQLite
+  // files the parent folder is created on first use.
   explicit Database(const DbUrl& url);
 
   soci::session& session() { return session_; }
@@ -35,12 +38,27 @@ class Database {
   // Turns a SOCI error into queuectl's error hierarchy (temporary, or a plain error).
   [[noreturn]] void translate_error(const soci::soci_error& e) const;
 
+  // The database's reason for an error, for a one-line message: its first line (for a
+  // PostgreSQL connect failure, libpq's line after SOCI's own), never the password.
+  std::string error_text(const soci::soci_error& e) const;
+
   int max_attempts = 8;
+  // Asked before each retry: true ends the retries at once (a worker told to stop now).
+  std::function<bool()> give_up;
 
  private:
+  // What to check after a refused login, naming where the password came from.
+  std::string access_hint() const;
+
   DbUrl url_;
   std::unique_ptr<Dialect> dialect_;
   soci::session session_;
 };
+
+// The first line of a driver's error message, as shown to the user, without the words
+// SOCI's PostgreSQL backend puts before the real reason: libpq's reason instead of the
+// "Cannot establish connection to the database." line of a failed connect, and the
+// server's "ERROR:  ..." without "Cannot execute query. Fatal error." before it.
+std::string driver_reason(const std::string& message);
 
 }  // namespace queuectl

@@ -130,8 +130,19 @@ class Dialect {
   // The connection is gone or cannot be made.
   virtual bool is_connection_failure(const soci::soci_error& e) const = 0;
   // Connecting failed for a reason that waiting will not fix: wrong user or password, no
-  // such database, or a file that cannot be opened. (Everything else is temporary.)
+  // such database, or a file that cannot be opened.
   virtual bool is_access_denied(const soci::soci_error& e) const = 0;
+  // Connecting failed because of a setting that waiting will not fix either: SSL required
+  // by the URL but not offered by the server, an untrusted certificate, a server parameter
+  // in the URL the server rejects. (Any other connect failure is temporary: exit 75.)
+  virtual bool is_bad_connection_setting(const soci::soci_error& e) const {
+    (void)e;
+    return false;
+  }
+  // The statement named a table that does not exist (PostgreSQL 42P01, MySQL/MariaDB 1146,
+  // SQLite "no such table"). Only this means "not migrated yet": a table the role may not
+  // read is a permission error, reported as such.
+  virtual bool is_missing_table(const soci::soci_error& e) const = 0;
   // A unique or check constraint rejected the write.
   virtual bool is_constraint_violation(const soci::soci_error& e) const = 0;
   // Called after an insert that skips duplicates: throws Error when the backend skipped a

@@ -48,6 +48,24 @@ std::vector<std::string> split_statements(const std::string& sql) {
   return out;
 }
 
+namespace {
+
+// Reading queuectl_schema_migrations failed for a reason other than a missing table (the
+// only one that means "nothing applied yet"), a lost connection or contention (those the
+// caller rethrows to Database::retrying: retried, or exit 75). No privilege on the table,
+// a statement_timeout, ... are reported with the database's own reason, exit 1, instead of
+// being mistaken for an unmigrated schema.
+[[noreturn]] void schema_unreadable(Database& db, const soci::soci_error& e) {
+  throw Error("cannot read the schema version (table queuectl_schema_migrations) in " +
+              db.url().redacted() + ": " + db.error_text(e));
+}
+
+bool is_temporary(Database& db, const soci::soci_error& e) {
+  return db.dialect().is_connection_failure(e) || db.dialect().is_contention(e);
+}
+
+}  // namespace
+
 std::vector<MigrationState> Migrator::status() {
   std::map<int, MigrationState> applied;
   // Read-only: a database without the migrations table has nothing applied (and keeps
@@ -62,7 +80,8 @@ std::vector<MigrationState> Migrator::status() {
       for (bool got = st.execute(true); got; got = st.fetch())
         applied[version] = {version, name, true, at};
     } catch (const soci::soci_error& e) {
-      if (db_.dialect().is_connection_failure(e) || db_.dialect().is_contention(e)) throw;
+      if (is_temporary(db_, e)) throw;  // the same error, for retrying() to classify
+      if (!db_.dialect().is_missing_table(e)) schema_unreadable(db_, e);
       applied.clear();  // no migrations table yet
     }
   });
@@ -105,13 +124,17 @@ void Migrator::require_current() {
   const int latest = embedded.empty() ? 0 : embedded.back().version;
   int applied = 0;
   soci::indicator ind = soci::i_null;
-  try {
-    db_.session() << "SELECT MAX(version) FROM queuectl_schema_migrations",
-        soci::into(applied, ind);
-  } catch (const soci::soci_error& e) {
-    if (db_.dialect().is_connection_failure(e)) db_.translate_error(e);
+  db_.retrying([&] {
     ind = soci::i_null;
-  }
+    try {
+      db_.session() << "SELECT MAX(version) FROM queuectl_schema_migrations",
+          soci::into(applied, ind);
+    } catch (const soci::soci_error& e) {
+      if (is_temporary(db_, e)) throw;
+      if (!db_.dialect().is_missing_table(e)) schema_unreadable(db_, e);
+      ind = soci::i_null;  // no migrations table: never migrated
+    }
+  });
   if (ind == soci::i_null || applied < latest)
     throw Error("the queue schema in " + db_.url().redacted() +
                 " is missing or out of date: run `queuectl migrate` first");

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -314,6 +317,22 @@ inline void drop_schema(FreshDatabase& fixture) {
   for (const char* table :
        {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"})
     fixture.db().session() << (std::string("DROP TABLE IF EXISTS ") + table);
+}
+
+// A loopback port nobody listens on: bound, read, closed.
+inline int closed_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  close(fd);
+  REQUIRE(ok);
+  return ntohs(addr.sin_port);
 }
 
 }  // namespace queuectl::testing::cli

@@ -72,21 +72,6 @@ std::vector<HelpEntry> parse_top_help(const std::string& text, std::vector<std::
   return out;
 }
 
-// A loopback port nobody listens on: bound, read, closed.
-int closed_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-            getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  close(fd);
-  REQUIRE(ok);
-  return ntohs(addr.sin_port);
-}
 
 // Whether `table` exists in the database the connection is on.
 bool has_table(Database& db, const std::string& table) {

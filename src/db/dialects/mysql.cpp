@@ -280,6 +280,7 @@ constexpr unsigned kConnHostError = 2003;      // CR_CONN_HOST_ERROR (TCP)
 constexpr unsigned kServerGone = 2006;         // CR_SERVER_GONE_ERROR
 constexpr unsigned kServerLost = 2013;         // CR_SERVER_LOST
 constexpr unsigned kDuplicateKey = 1062;       // ER_DUP_ENTRY
+constexpr unsigned kNoSuchTable = 1146;        // ER_NO_SUCH_TABLE
 constexpr unsigned kForeignKey = 1452;         // ER_NO_REFERENCED_ROW_2
 constexpr unsigned kCheckMysql = 3819;         // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+)
 constexpr unsigned kCheckMariadb = 4025;       // ER_CONSTRAINT_FAILED (MariaDB)
@@ -351,11 +352,39 @@ class MysqlDialect final : public Dialect {
   }
   bool is_access_denied(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);
-    if (err) return err->err_num_ == 1044 || err->err_num_ == 1045 || err->err_num_ == 1049 ||
-                    err->err_num_ == 1698;  // no db access, bad password, unknown db, no plugin
+    if (err)
+      switch (err->err_num_) {
+        case 1044:  // ER_DBACCESS_DENIED_ERROR
+        case 1045:  // ER_ACCESS_DENIED_ERROR: bad user or password
+        case 1049:  // ER_BAD_DB_ERROR: unknown database
+        case 1130:  // ER_HOST_NOT_PRIVILEGED: the user may not connect from this host
+        case 1698:  // ER_ACCESS_DENIED_NO_PASSWORD_ERROR: no plugin for this user
+        case 3118:  // ER_ACCOUNT_HAS_BEEN_LOCKED (MySQL)
+        case 4151:  // ER_ACCOUNT_HAS_BEEN_LOCKED (MariaDB)
+          return true;
+        default:
+          return false;
+      }
     const std::string msg = e.get_error_message();
     return msg.find("Access denied") != std::string::npos ||
            msg.find("Unknown database") != std::string::npos;
+  }
+  bool is_bad_connection_setting(const soci::soci_error& e) const override {
+    auto* err = mysql_error(e);
+    if (!err) return false;
+    switch (err->err_num_) {
+      case 1129:  // ER_HOST_IS_BLOCKED: needs FLUSH HOSTS
+      case 1251:  // ER_NOT_SUPPORTED_AUTH_MODE
+      case 2026:  // CR_SSL_CONNECTION_ERROR: SSL asked for and not possible
+      case 2059:  // CR_AUTH_PLUGIN_CANNOT_LOAD
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool is_missing_table(const soci::soci_error& e) const override {
+    auto* err = mysql_error(e);
+    return err && err->err_num_ == kNoSuchTable;
   }
   bool is_constraint_violation(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);

@@ -374,10 +374,28 @@ class PostgresqlDialect final : public Dialect {
     const std::string msg = e.get_error_message();
     for (const char* needle : {"password authentication failed", "no password supplied",
                                "does not exist", "no pg_hba.conf entry",
-                               "authentication failed"}) {
+                               "authentication failed", "is not permitted to log in",
+                               "permission denied for database"}) {
       if (msg.find(needle) != std::string::npos) return true;
     }
     return false;
+  }
+  // libpq's own wording (queuectl never calls setlocale, so it is English) and the
+  // server's FATAL for a parameter given with ?options=-c ... . Not "SSL SYSCALL error",
+  // which is a connection cut mid-handshake.
+  bool is_bad_connection_setting(const soci::soci_error& e) const override {
+    const std::string msg = e.get_error_message();
+    for (const char* needle :
+         {"SSL was required", "SSL error:", "certificate", "private key", "invalid ",
+          "channel binding", "GSSAPI", "authentication method", "unrecognized configuration "
+          "parameter", "cannot be changed", "permission denied to set parameter",
+          "unsupported frontend protocol", "could not parse network address"}) {
+      if (msg.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+  bool is_missing_table(const soci::soci_error& e) const override {
+    return sqlstate_of(e) == "42P01";  // undefined_table
   }
   bool is_connection_failure(const soci::soci_error& e) const override {
     const std::string state = sqlstate_of(e);

@@ -258,6 +258,10 @@ class SqliteDialect final : public Dialect {
     auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
     return err && (err->result() & 0xff) == SQLITE_CONSTRAINT;
   }
+  // SQLite has no code of its own for it: SQLITE_ERROR with this text.
+  bool is_missing_table(const soci::soci_error& e) const override {
+    return e.get_error_message().find("no such table") != std::string::npos;
+  }
   std::string lock_key(const std::string& name) const override { return name; }
 
  private:
