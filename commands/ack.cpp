@@ -1,10 +1,13 @@
 // queuectl ack: finish a claimed job (or many from NDJSON) under its token.
 #include <memory>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
+#include "core/validate.hpp"
+#include "db/admin_repository.hpp"
 #include "db/job_repository.hpp"
 
 namespace queuectl {
@@ -19,6 +22,9 @@ struct AckOptions {
 
 AckItem item_from_line(const std::string& line, std::size_t number, std::size_t max_payload) {
   try {
+    // The line is an object around the value: one level more than a value may nest.
+    if (json_depth(line) > kMaxJsonDepth + 1)
+      throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
     AckItem item;
@@ -45,10 +51,18 @@ AckItem item_from_line(const std::string& line, std::size_t number, std::size_t 
   }
 }
 
+std::string id_list(const std::vector<std::int64_t>& ids) {
+  std::string s;
+  for (auto id : ids) s += (s.empty() ? "" : ", ") + std::to_string(id);
+  return s;
+}
+
 Output run_ack(Context& ctx, const AckOptions& o) {
   if (!o.from.empty()) {
     if (!o.id.empty() || !o.token.empty())
       throw UsageError("ack --from takes ids and tokens from its input, not from arguments");
+    if (!o.result.empty())
+      throw UsageError("--result and --from exclude each other (give \"result\" on each line)");
     std::vector<AckItem> items;
     std::size_t number = 0;
     for (const auto& line : read_lines(o.from)) {
@@ -56,17 +70,39 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       items.push_back(item_from_line(line, number, ctx.options.max_payload));
     }
-    if (items.empty()) throw UsageError("no acks in " + (o.from == "-" ? "stdin" : o.from));
-    auto lost = JobRepository(ctx.migrated_db()).ack_many(items);
+    // Empty input (an idle `claim -o ndjson` upstream) acks nothing and is not an error;
+    // the database is not even opened.
+    std::vector<std::int64_t> lost, not_found;
+    if (!items.empty()) {
+      Database& db = ctx.migrated_db();
+      auto failed = JobRepository(db).ack_many(items);
+      // Only on the failure path: tell ids that do not exist (4) from lost leases (3).
+      if (!failed.empty()) {
+        not_found = AdminRepository(db).missing_ids(failed);
+        std::set<std::int64_t> missing(not_found.begin(), not_found.end());
+        for (auto id : failed)
+          if (!missing.count(id)) lost.push_back(id);
+      }
+    }
+    const std::size_t acked = items.size() - lost.size() - not_found.size();
     Output out;
-    out.document = {{"acked", items.size() - lost.size()}, {"lost", lost}};
-    out.lines.push_back("acked " + std::to_string(items.size() - lost.size()) + " job(s)");
+    out.document = {{"acked", acked}, {"lost", lost}, {"not_found", not_found}};
+    out.lines.push_back("acked " + std::to_string(acked) + " job(s)");
     for (auto id : lost)
       ctx.note("queuectl: error: lease lost on job " + std::to_string(id) + ": not acked");
+    for (auto id : not_found)
+      ctx.note("queuectl: error: job " + std::to_string(id) + " not found: not acked");
     ctx.print(out);
+    // One exit code for the run: a lost lease (3) wins over an unknown id (4).
     if (!lost.empty())
       throw LeaseLost(std::to_string(lost.size()) + " of " + std::to_string(items.size()) +
-                      " acks lost their lease");
+                      " acks lost their lease" +
+                      (not_found.empty()
+                           ? std::string()
+                           : "; " + std::to_string(not_found.size()) + " job(s) not found"));
+    if (!not_found.empty())
+      throw NotFound(std::to_string(not_found.size()) + " of " + std::to_string(items.size()) +
+                     " acks name no such job: " + id_list(not_found));
     return {};
   }
   if (o.id.empty()) throw UsageError("ack needs a job ID and --token (or --from FILE)");
@@ -94,7 +130,10 @@ void setup_ack(CLI::App& app, Context& ctx) {
   sub->add_option("--from", o->from,
                   "Ack many from FILE or - (NDJSON lines with id, token, result)");
   sub->footer(
-      "Exit 3 when the lease was lost (token wrong, job reaped or no longer processing).\n"
+      "Exit 3 when the lease was lost (token wrong, job reaped or no longer processing), 4 when\n"
+      "the job does not exist. --from acks every line it can in one transaction and reports\n"
+      "the rest (\"lost\", \"not_found\"); its exit code is 3 if any lease was lost, else 4 if\n"
+      "any id does not exist (3 wins over 4). Empty input acks nothing and exits 0.\n"
       "Examples:\n"
       "  queuectl ack 42 --token 1b4e28ba-2fa1-4d3b-a3f5-ef19a1f3c2d0 --result '{\"ok\":true}'\n"
       "  queuectl claim emails --limit 100 -o ndjson | ./send | queuectl ack --from -");

@@ -6,6 +6,7 @@
 #include "cli/input.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
+#include "core/validate.hpp"
 #include "core/time_text.hpp"
 #include "db/job_repository.hpp"
 
@@ -22,6 +23,9 @@ struct EnqueueOptions {
   std::string dedupe_key;
   std::string group_key;
   std::string from;
+  // Whether PAYLOAD and --dedupe-key were given at all (their values cannot tell).
+  bool payload_given = false;
+  bool dedupe_key_given = false;
 };
 
 // Builds a validated job from the one-job options.
@@ -55,11 +59,21 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
                      std::size_t max_payload) {
   const std::string where = "line " + std::to_string(number) + ": ";
   try {
+    // The line is an object around the value: one level more than a value may nest.
+    if (json_depth(line) > kMaxJsonDepth + 1)
+      throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
+    // QUEUE and the per-job options given with --from are defaults for the lines that do
+    // not set them; a line's "delay" or "run_at" replaces both --delay and --run-at.
     EnqueueOptions one;
     one.queue = o.queue;
+    one.priority = o.priority;
+    one.delay = o.delay;
+    one.run_at = o.run_at;
     one.max_attempts = o.max_attempts;
+    one.group_key = o.group_key;
+    bool line_delay = false, line_run_at = false;
     for (const auto& [key, value] : doc.items()) {
       auto text = [&]() {
         if (!value.is_string()) throw UsageError("\"" + key + "\" must be a string");
@@ -78,25 +92,30 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
                            std::to_string(std::numeric_limits<int>::max()));
         return static_cast<int>(value.get<long long>());
       };
-      if (key == "queue")
+      if (key == "queue") {
         one.queue = text();
-      else if (key == "payload")
+      } else if (key == "payload") {
         one.payload = value.dump();
-      else if (key == "priority")
+      } else if (key == "priority") {
         one.priority = integer();
-      else if (key == "delay")
+      } else if (key == "delay") {
         one.delay = value.is_number() ? value.dump() : text();
-      else if (key == "run_at")
+        line_delay = true;
+      } else if (key == "run_at") {
         one.run_at = text();
-      else if (key == "max_attempts")
+        line_run_at = true;
+      } else if (key == "max_attempts") {
         one.max_attempts = integer();
-      else if (key == "dedupe_key")
+      } else if (key == "dedupe_key") {
         one.dedupe_key = text();
-      else if (key == "group_key")
+      } else if (key == "group_key") {
         one.group_key = text();
-      else
+      } else {
         throw UsageError("unknown field \"" + key + "\"");
+      }
     }
+    if (line_delay && !line_run_at) one.run_at.clear();
+    if (line_run_at && !line_delay) one.delay.clear();
     if (one.queue.empty()) throw UsageError("no \"queue\" (give one per line, or QUEUE)");
     return job_from_options(one, max_payload);
   } catch (const UsageError& e) {
@@ -105,6 +124,26 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
 }
 
 Output run_bulk(Context& ctx, const EnqueueOptions& o) {
+  // Each line carries its own payload and dedupe key: neither has a sensible default.
+  if (o.payload_given)
+    throw UsageError("PAYLOAD and --from exclude each other (give \"payload\" on each line)");
+  if (o.dedupe_key_given)
+    throw UsageError(
+        "--dedupe-key and --from exclude each other (give \"dedupe_key\" on each line)");
+  // The defaults are checked once, before any line, so that their errors name the option.
+  {
+    if (!o.run_at.empty()) {
+      try {
+        parse_time_to_utc(o.run_at);
+      } catch (const UsageError& e) {
+        throw UsageError(std::string("--run-at: ") + e.what());
+      }
+    }
+    EnqueueOptions defaults = o;
+    if (defaults.queue.empty()) defaults.queue = "q";
+    defaults.payload = "{}";
+    job_from_options(defaults, ctx.options.max_payload);
+  }
   std::vector<NewJob> jobs;
   std::size_t number = 0;
   for (const std::string& line : read_lines(o.from)) {
@@ -112,9 +151,9 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     jobs.push_back(job_from_line(line, number, o, ctx.options.max_payload));
   }
-  if (jobs.empty()) throw UsageError("no jobs in " + (o.from == "-" ? "stdin" : o.from));
-  JobRepository repo(ctx.migrated_db());
-  BulkEnqueueResult r = repo.enqueue_many(jobs);
+  BulkEnqueueResult r;
+  // Empty input enqueues nothing and is not an error; the database is not even opened.
+  if (!jobs.empty()) r = JobRepository(ctx.migrated_db()).enqueue_many(jobs);
   Output out = object_view({{"enqueued", r.enqueued}, {"duplicates", r.duplicates}});
   out.table.reset();
   out.lines.push_back(
@@ -145,24 +184,34 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<EnqueueOptions>();
   auto* sub = app.add_subcommand("enqueue", "Add a job to a queue (or many with --from)");
   sub->add_option("queue", o->queue, "Queue name, [A-Za-z0-9._:-]{1,64}");
-  sub->add_option("payload", o->payload, "Job payload as JSON (default {}; - reads stdin)");
+  auto* payload =
+      sub->add_option("payload", o->payload, "Job payload as JSON (default {}; - reads stdin)");
   sub->add_option("--priority", o->priority, "Larger runs first (default 0)");
   sub->add_option("--delay", o->delay, "Run no earlier than now + DUR (e.g. 30s, 5m)");
   sub->add_option("--run-at", o->run_at, "Run no earlier than TIME (RFC 3339)");
   sub->add_option("--max-attempts", o->max_attempts, "Attempts before the job fails (default 25)");
-  sub->add_option("--dedupe-key", o->dedupe_key,
-                  "Unique per queue: an existing job with this key is returned instead");
+  auto* dedupe_key =
+      sub->add_option("--dedupe-key", o->dedupe_key,
+                      "Unique per queue: an existing job with this key is returned instead");
   sub->add_option("--group-key", o->group_key, "Ordering key (reserved for FIFO groups)");
   sub->add_option("--from", o->from,
                   "Read NDJSON jobs from FILE or - (one object a line: "
-                  "queue, payload, priority, delay, run_at, max_attempts, dedupe_key); "
-                  "all lines or none");
+                  "queue, payload, priority, delay, run_at, max_attempts, dedupe_key, "
+                  "group_key); all lines or none");
   sub->footer(
+      "With --from, QUEUE, --priority, --delay, --run-at, --max-attempts and --group-key are\n"
+      "defaults for lines that do not set them (a line's delay or run_at replaces both);\n"
+      "PAYLOAD and --dedupe-key are refused. Empty input enqueues nothing and exits 0.\n"
       "Examples:\n"
       "  queuectl enqueue emails '{\"to\":\"a@example.com\"}' --priority 10\n"
       "  queuectl enqueue reports '{}' --delay 5m --dedupe-key report-2026-11\n"
-      "  queuectl enqueue --from jobs.ndjson");
-  sub->callback([&ctx, o] { ctx.print(run_enqueue(ctx, *o)); });
+      "  queuectl enqueue --from jobs.ndjson\n"
+      "  queuectl enqueue emails --priority 5 --from -   (lines without queue/priority get these)");
+  sub->callback([&ctx, o, payload, dedupe_key] {
+    o->payload_given = payload->count() > 0;
+    o->dedupe_key_given = dedupe_key->count() > 0;
+    ctx.print(run_enqueue(ctx, *o));
+  });
 }
 
 }  // namespace queuectl

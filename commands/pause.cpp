@@ -1,4 +1,5 @@
 // queuectl pause: stop handing out a queue's jobs (claim and work get nothing).
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -12,10 +13,19 @@ void setup_pause(CLI::App& app, Context& ctx) {
   sub->add_option("queue", *queue, "Queue name")->required();
   sub->footer(
       "Jobs can still be enqueued; running jobs finish normally. `stats` shows it paused.\n"
+      "A queue with no jobs and no settings yet is paused too (ahead of a deploy, say), with\n"
+      "a warning on stderr in case the name is mistyped.\n"
       "Example:\n  queuectl pause emails");
   sub->callback([&ctx, queue] {
     validate_queue_name(*queue);
-    AdminRepository(ctx.migrated_db()).pause(*queue);
+    AdminRepository admin(ctx.migrated_db());
+    // Only for the warning: a typo pauses a queue nobody uses and the real one keeps going.
+    const auto known = admin.queue_names();
+    const bool is_new = std::find(known.begin(), known.end(), *queue) == known.end();
+    admin.pause(*queue);
+    if (is_new)
+      ctx.note("queuectl: warning: queue " + *queue +
+               " has no jobs yet; paused anyway (check the name)");
     Output out;
     out.document = {{"queue", *queue}, {"paused", true}};
     out.lines.push_back("queue " + *queue + " paused");

@@ -33,7 +33,8 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
       throw UsageError("purge deletes only done, failed or canceled jobs, not " +
                        std::string(status_name(s)));
   validate_positive(o.batch, "--batch");
-  if (o.batch > 100000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 100000");
+  // Each id of a batch is one bound value, and PostgreSQL takes at most 65535 of them.
+  if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");
   f.batch = o.batch;
   DryRun dry = o.dry_run ? DryRun::yes : DryRun::no;
   bool tty = ctx.interactive_stderr();

@@ -17,14 +17,19 @@ struct ReapCliOptions {
   bool no_lock = false;
 };
 
-Output reap_view(const ReapResult& r, DryRun dry_run) {
+// `lock`: the named lock this run took (null with --no-lock or --dry-run). `skipped`: the
+// run did nothing because another reaper held that lock.
+Output reap_view(const ReapResult& r, DryRun dry_run, const std::string& lock = "",
+                 bool skipped = false) {
   Output out;
   out.document = {{"dry_run", dry_run == DryRun::yes},
                   {"requeued", r.requeued.size()},
                   {"failed", r.failed.size()},
                   {"requeued_ids", r.requeued},
                   {"failed_ids", r.failed},
-                  {"batches", r.batches}};
+                  {"batches", r.batches},
+                  {"lock", lock.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(lock)},
+                  {"skipped", skipped}};
   std::string verb = dry_run == DryRun::yes ? "would return " : "returned ";
   out.lines.push_back(verb + std::to_string(r.requeued.size()) + " expired job(s) to ready and " +
                       (dry_run == DryRun::yes ? "fail " : "failed ") +
@@ -46,7 +51,8 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
     r.queue = o.queue;
   }
   validate_positive(o.batch, "--batch");
-  if (o.batch > 100000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 100000");
+  // Each id of a batch is one bound value, and PostgreSQL takes at most 65535 of them.
+  if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");
   r.batch = o.batch;
   r.dry_run = o.dry_run ? DryRun::yes : DryRun::no;
   Database& db = ctx.migrated_db();
@@ -55,12 +61,17 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
   // touch it; two reapers started together by cron do not both work.
   std::unique_ptr<Database> lock_db;
   std::unique_ptr<NamedLock> lock;
+  std::string lock_name;
   if (!o.no_lock && r.dry_run == DryRun::no) {
-    const std::string name = "queuectl:reap" + (r.queue ? ":" + *r.queue : std::string());
+    lock_name = "queuectl:reap" + (r.queue ? ":" + *r.queue : std::string());
     lock_db = std::make_unique<Database>(db.url());
-    lock = NamedLock::acquire(*lock_db, name, Duration());
+    lock = NamedLock::acquire(*lock_db, lock_name, Duration());
     if (!lock) {
-      ctx.note("queuectl: another reaper holds the lock " + name + "; nothing to do");
+      ctx.note("queuectl: another reaper holds the lock " + lock_name + "; nothing to do");
+      // Scripts asked for a document get one: zero counts, "skipped": true. The table
+      // view stays empty, so that `-q reap` from cron prints nothing.
+      if (ctx.format() != Format::table)
+        ctx.print(reap_view(ReapResult(), r.dry_run, lock_name, true));
       return;
     }
   }
@@ -78,7 +89,7 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
   // when leases did expire (a worker died) or something failed.
   const bool nothing = result.requeued.empty() && result.failed.empty();
   if (ctx.options.quiet && nothing && ctx.format() == Format::table) return;
-  ctx.print(reap_view(result, r.dry_run));
+  ctx.print(reap_view(result, r.dry_run, lock_name));
 }
 
 }  // namespace
@@ -94,7 +105,8 @@ void setup_reap(CLI::App& app, Context& ctx) {
       "Expired jobs go back to ready with backoff, or to failed on their last attempt. Each\n"
       "batch re-checks status and expiry, so a job acked meanwhile is never touched. While it\n"
       "runs, reap holds the named lock queuectl:reap (queuectl:reap:QUEUE with a queue); when\n"
-      "another reaper holds it, reap says so on stderr and exits 0.\n"
+      "another reaper holds it, reap says so on stderr and exits 0 (-o json/ndjson still print\n"
+      "the report, with zero counts and \"skipped\": true; \"lock\" names the lock).\n"
       "Examples:\n"
       "  queuectl reap\n"
       "  queuectl reap emails --dry-run -o json\n"

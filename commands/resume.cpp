@@ -10,14 +10,18 @@ void setup_resume(CLI::App& app, Context& ctx) {
   auto queue = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("resume", "Resume a paused queue");
   sub->add_option("queue", *queue, "Queue name")->required();
-  sub->footer("Example:\n  queuectl resume emails");
+  sub->footer(
+      "A queue that was not paused is left as it is: stderr says so, and exit 0.\n"
+      "Example:\n  queuectl resume emails");
   sub->callback([&ctx, queue] {
     validate_queue_name(*queue);
     bool was_paused = AdminRepository(ctx.migrated_db()).resume(*queue);
-    if (!was_paused) ctx.note("queue " + *queue + " was not paused");
     Output out;
     out.document = {{"queue", *queue}, {"paused", false}};
-    out.lines.push_back("queue " + *queue + " resumed");
+    if (was_paused)
+      out.lines.push_back("queue " + *queue + " resumed");
+    else
+      ctx.note("queue " + *queue + " was not paused");
     ctx.print(out);
   });
 }

@@ -1,4 +1,5 @@
 // queuectl stats: per-queue counts for people, scripts and Prometheus.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -70,15 +71,25 @@ void setup_stats(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("stats", "Per-queue counts: ready, scheduled, processing, ...");
   sub->add_option("queues", *queues, "Only these queues");
   sub->footer(
-      "Also -o prometheus, for node_exporter's textfile collector.\n"
+      "Also -o prometheus, for node_exporter's textfile collector: write a temporary file,\n"
+      "then rename it, so that the collector never reads half a file. A queue named twice\n"
+      "is reported once.\n"
       "Examples:\n"
       "  queuectl stats\n"
       "  queuectl stats emails -o json\n"
-      "  queuectl stats -o prometheus > /var/lib/node_exporter/queuectl.prom");
+      "  queuectl -q stats -o prometheus > /var/lib/node_exporter/textfile/queuectl.prom.$$ \\\n"
+      "    && mv /var/lib/node_exporter/textfile/queuectl.prom.$$ "
+      "/var/lib/node_exporter/textfile/queuectl.prom");
   sub->callback([&ctx, queues] {
     ctx.prometheus_view = true;
-    for (const auto& q : *queues) validate_queue_name(q);
-    auto stats = JobRepository(ctx.migrated_db()).stats(*queues);
+    // Each queue once, in the order first given: a repeated series would make
+    // node_exporter drop the whole file.
+    std::vector<std::string> unique;
+    for (const auto& q : *queues) {
+      validate_queue_name(q);
+      if (std::find(unique.begin(), unique.end(), q) == unique.end()) unique.push_back(q);
+    }
+    auto stats = JobRepository(ctx.migrated_db()).stats(unique);
     Output out = stats_view(stats);
     out.prometheus = prometheus_text(stats);
     ctx.print(out);

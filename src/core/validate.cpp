@@ -1,7 +1,9 @@
 #include "core/validate.hpp"
 
 #include <cctype>
+#include <algorithm>
 #include <charconv>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -59,17 +61,83 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
 }
 
 // True when any string or key in `doc` holds a NUL character.
-bool has_nul(const nlohmann::ordered_json& doc) {
-  if (doc.is_string()) return doc.get_ref<const std::string&>().find('\0') != std::string::npos;
-  if (doc.is_object()) {
-    for (const auto& [key, value] : doc.items())
-      if (key.find('\0') != std::string::npos || has_nul(value)) return true;
-  } else if (doc.is_array()) {
-    for (const auto& value : doc)
-      if (has_nul(value)) return true;
+// Rewrites a JSON document compactly while it is parsed, one token at a time (nlohmann's
+// SAX interface: no recursion, so no nesting can overflow the stack), and checks it:
+// nesting at most kMaxJsonDepth, no NUL character in any string or key. Numbers keep the
+// text they were written with, so that 12345678901234567890123 or 0.1000000000000000001
+// are stored as written, not rounded through a double.
+class CompactWriter {
+ public:
+  using json = nlohmann::json;
+  std::string out;
+  std::string problem;  // set when the document is refused for depth or NUL
+
+  bool null() { return scalar("null"); }
+  bool boolean(bool v) { return scalar(v ? "true" : "false"); }
+  bool number_integer(json::number_integer_t v) { return scalar(std::to_string(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar(std::to_string(v)); }
+  bool number_float(json::number_float_t, const std::string& text) { return scalar(text); }
+  bool string(std::string& v) { return text(v) && scalar(json(v).dump()); }
+  bool binary(json::binary_t&) { return false; }  // not produced by the text parser
+  bool start_object(std::size_t) { return open('{'); }
+  bool key(std::string& k) {
+    if (!text(k)) return false;
+    separate();
+    out += json(k).dump();
+    out += ':';
+    after_key_ = true;
+    return true;
   }
-  return false;
-}
+  bool end_object() { return close('}'); }
+  bool start_array(std::size_t) { return open('['); }
+  bool end_array() { return close(']'); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+ private:
+  // A comma before every element of an object or array but its first; none after a key.
+  void separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (!first_.empty()) {
+      if (!first_.back()) out += ',';
+      first_.back() = false;
+    }
+  }
+  bool scalar(const std::string& token) {
+    separate();
+    out += token;
+    return true;
+  }
+  bool open(char bracket) {
+    if (first_.size() >= kMaxJsonDepth) {
+      problem = "is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+      return false;
+    }
+    separate();
+    out += bracket;
+    first_.push_back(true);
+    return true;
+  }
+  bool close(char bracket) {
+    out += bracket;
+    first_.pop_back();
+    return true;
+  }
+  // PostgreSQL's jsonb cannot store a NUL character (\u0000), so no backend takes it,
+  // and a payload moves between backends unchanged.
+  bool text(const std::string& v) {
+    if (v.find('\0') == std::string::npos) return true;
+    problem = "contains \\u0000 (a NUL character), which cannot be stored";
+    return false;
+  }
+
+  std::vector<bool> first_;  // per open object or array: no element written yet
+  bool after_key_ = false;
+};
 
 }  // namespace
 
@@ -112,16 +180,33 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
     throw UsageError(std::string(what) + " is " + std::to_string(text.size()) +
                      " bytes, over the limit of " + std::to_string(max_bytes) +
                      " (raise it with --max-payload)");
-  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (doc.is_discarded())
-    throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
-  std::string compact = doc.dump();
-  // A NUL character (\u0000) in a string or key: PostgreSQL's jsonb cannot store it, so
-  // no backend takes it, and a payload moves between backends unchanged.
-  if (compact.find("\\u0000") != std::string::npos && has_nul(doc))
-    throw UsageError(std::string(what) +
-                     " contains \\u0000 (a NUL character), which cannot be stored");
-  return compact;
+  CompactWriter writer;
+  const bool ok = nlohmann::json::sax_parse(text, &writer);
+  if (!writer.problem.empty()) throw UsageError(std::string(what) + " " + writer.problem);
+  if (!ok) throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
+  return writer.out;
+}
+
+std::size_t json_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 void validate_key(std::string_view key, std::string_view what) {

@@ -13,8 +13,15 @@ constexpr std::size_t kDefaultMaxPayload = 1024 * 1024;
 
 // Queue names: [A-Za-z0-9._:-]{1,64}.
 void validate_queue_name(std::string_view name);
-// A JSON document, at most `max_bytes` long; returns it compacted.
+// JSON nested deeper than this many arrays or objects is refused: MariaDB's JSON_VALID
+// refuses 32, and one limit for all backends keeps a payload portable.
+constexpr std::size_t kMaxJsonDepth = 31;
+// A JSON document, at most `max_bytes` long, nested at most kMaxJsonDepth levels, with no
+// NUL character; returns it compacted (numbers keep the text they were written with).
 std::string validate_json(std::string_view text, std::string_view what, std::size_t max_bytes);
+// How deeply objects and arrays nest in `text` (a quick scan that tolerates invalid JSON),
+// for checking a document before a recursive parser or printer sees it.
+std::size_t json_depth(std::string_view text);
 // Dedupe keys: 1 to 255 bytes of printable text.
 void validate_key(std::string_view key, std::string_view what);
 // A job id: a positive 64-bit integer written in decimal.

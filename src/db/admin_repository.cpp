@@ -155,4 +155,19 @@ std::vector<std::string> AdminRepository::queue_names() {
   return names;
 }
 
+std::vector<std::int64_t> AdminRepository::missing_ids(const std::vector<std::int64_t>& ids) {
+  constexpr std::size_t kChunk = 500;  // placeholders per statement, well under every limit
+  std::vector<std::int64_t> missing;
+  for (std::size_t start = 0; start < ids.size(); start += kChunk) {
+    std::vector<long long> chunk(
+        ids.begin() + static_cast<std::ptrdiff_t>(start),
+        ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + kChunk)));
+    std::map<std::int64_t, Status> found;
+    db_.retrying([&] { found = statuses_of(db_, chunk); });
+    for (long long id : chunk)
+      if (found.find(id) == found.end()) missing.push_back(id);
+  }
+  return missing;
+}
+
 }  // namespace queuectl

@@ -49,8 +49,10 @@ class AdminRepository {
   void pause(const std::string& queue);
   // Returns false when the queue was not paused.
   bool resume(const std::string& queue);
-  // Every queue with jobs or settings, for completions.
+  // Every queue with jobs or settings, for completions and pause's check for a new name.
   std::vector<std::string> queue_names();
+  // Of `ids`, those that have no job row (in the order given), read in chunks.
+  std::vector<std::int64_t> missing_ids(const std::vector<std::int64_t>& ids);
 
  private:
   // Ids of finished jobs matching `filter` after `after`, at most filter.batch.

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/validate.hpp"
 #include "unit_helpers.hpp"
 
@@ -109,6 +111,36 @@ TEST_CASE("core::validate_json") {
     std::string big = "\"" + std::string(queuectl::kDefaultMaxPayload - 2, 'a') + "\"";
     CHECK(queuectl::validate_json(big, "payload", kMax).size() == big.size());
     usage_error_of([&] { queuectl::validate_json(big + " ", "payload", kMax); });
+  }
+  SUBCASE("nesting: up to 31 levels (MariaDB's limit), then refused without touching the stack") {
+    auto nested = [](std::size_t n) { return std::string(n, '[') + std::string(n, ']'); };
+    CHECK(queuectl::validate_json(nested(31), "payload", kMax) == nested(31));
+    CHECK(contains(usage_error_of([&] { queuectl::validate_json(nested(32), "payload", kMax); }),
+                   "nested deeper than 31"));
+    // Deep enough to overflow any recursive parser or printer.
+    const std::string deep = nested(200000);
+    CHECK(contains(
+        usage_error_of([&] { queuectl::validate_json(deep, "payload", deep.size()); }),
+        "nested deeper"));
+    CHECK(queuectl::json_depth(deep) == 200000);
+    CHECK(queuectl::json_depth(R"({"a":"[[[{{{","b":[{"c":"\"]"}]})") == 3);
+    CHECK(queuectl::json_depth("42") == 0);
+  }
+  SUBCASE("numbers keep the text they were written with") {
+    CHECK(queuectl::validate_json(R"({"big": 12345678901234567890123, "f": 1.0000000000000000001})",
+                                  "payload", kMax) ==
+          R"({"big":12345678901234567890123,"f":1.0000000000000000001})");
+    CHECK(queuectl::validate_json("[1e3, -0.5E-2, 18446744073709551615, -9223372036854775808]",
+                                  "payload", kMax) ==
+          "[1e3,-0.5E-2,18446744073709551615,-9223372036854775808]");
+  }
+  SUBCASE("strings, keys and empty containers are rewritten faithfully") {
+    const std::string doc =
+        R"({"q\"uote": "line\nbreak\t\\", "e": {}, "a": [], "n": [null, true, false], "u": "\u00e9"})";
+    CHECK(queuectl::validate_json(doc, "payload", kMax) ==
+          R"({"q\"uote":"line\nbreak\t\\","e":{},"a":[],"n":[null,true,false],"u":"é"})");
+    CHECK(nlohmann::json::parse(queuectl::validate_json(doc, "payload", kMax)) ==
+          nlohmann::json::parse(doc));
   }
   SUBCASE("an oversized invalid document is reported as oversized without being parsed") {
     std::string huge(2000, '{');
