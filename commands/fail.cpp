@@ -10,7 +10,7 @@
 namespace queuectl {
 namespace {
 
-constexpr std::size_t kMaxErrorText = 64 * 1024;
+constexpr std::size_t kMaxErrorText = 64 * 1024 - 1;  // MySQL's TEXT holds 65535 bytes
 
 struct FailOptions {
   std::string id;

@@ -19,8 +19,13 @@ volatile sig_atomic_t g_child = 0;
 
 // To the command's whole process group, as timeout(1) does: a shell script and what it
 // started hear the signal alike.
+volatile sig_atomic_t g_pending = 0;  // a signal that came before the command's pid was known
+
 void forward(int sig) {
-  if (g_child > 0) kill(-static_cast<pid_t>(g_child), sig);
+  if (g_child > 0)
+    kill(-static_cast<pid_t>(g_child), sig);
+  else
+    g_pending = sig;  // only the main thread blocks them: another thread may take one early
 }
 
 // Hands the terminal's foreground to process group `pgid`, when queuectl has it: a command
@@ -54,6 +59,7 @@ int run_forwarding_signals(const std::vector<std::string>& argv,
   for (int sig : kForwarded) sigaddset(&forwarded, sig);
   sigprocmask(SIG_BLOCK, &forwarded, &previous);
 
+  g_pending = 0;
   struct sigaction sa {};
   sa.sa_handler = forward;
   sigemptyset(&sa.sa_mask);
@@ -75,8 +81,7 @@ int run_forwarding_signals(const std::vector<std::string>& argv,
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     die_with_parent(parent);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "queuectl: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
-    _exit(127);
+    exec_failed(args[0], errno);
   }
   int code = 127;
   if (pid > 0) {
@@ -85,6 +90,7 @@ int run_forwarding_signals(const std::vector<std::string>& argv,
     if (had_terminal) give_terminal(pid);
     g_child = pid;
     sigprocmask(SIG_SETMASK, &previous, nullptr);
+    if (g_pending) kill(-pid, g_pending);
     int status = 0;
     bool stopping = false;
     auto kill_at = std::chrono::steady_clock::time_point::max();

@@ -2,10 +2,15 @@
 
 #include <cstdio>
 
+#include "core/validate.hpp"
+
 namespace queuectl {
 namespace {
 
+// A stored JSON column as JSON, or as text when it is not JSON or nests too deeply for the
+// recursive printer (a row written by other means than queuectl).
 nlohmann::ordered_json json_or_text(const std::string& text) {
+  if (json_depth(text) > 4 * kMaxJsonDepth) return nlohmann::ordered_json(text);
   auto doc = nlohmann::ordered_json::parse(text, nullptr, false);
   return doc.is_discarded() ? nlohmann::ordered_json(text) : doc;
 }
@@ -20,8 +25,23 @@ std::string cell(const nlohmann::ordered_json& v) {
   std::string s = v.is_string()
                       ? v.get<std::string>()
                       : v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  // Control characters (a job's stderr may carry terminal escapes) never reach the
+  // terminal raw: line breaks and tabs as \n and \t, the rest as \xHH.
   std::string out;
-  for (char c : s) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
   return out;
 }
 

@@ -17,6 +17,16 @@ void die_with_parent(pid_t parent) {
   if (getppid() != parent) _exit(137);  // the parent died before prctl took effect
 }
 
+void exec_failed(const char* command, int error) {
+  auto put = [](const char* text) { (void)!write(STDERR_FILENO, text, std::strlen(text)); };
+  put("queuectl: cannot run '");
+  put(command);
+  put("': ");
+  put(std::strerror(error));  // a table lookup for the known codes; no allocation
+  put("\n");
+  _exit(127);
+}
+
 namespace {
 
 // A message from queuectl to its guard: 'w' watch, 'u' unwatch, 'x' dismiss; then a pgid.

@@ -10,6 +10,10 @@ namespace queuectl {
 // must not outlive the lease or the named lock that queuectl holds for it.
 void die_with_parent(pid_t parent);
 
+// In a forked child after exec failed: says so on stderr with write(2) alone (stdio's lock
+// may be held by a thread that no longer exists here) and exits 127, as a shell does.
+[[noreturn]] void exec_failed(const char* command, int error);
+
 // The kernel's parent-death signal reaches only the command itself, not what it started
 // (a shell script's own children). A guard is a small process, forked from queuectl, that
 // SIGKILLs the process groups it watches as soon as queuectl is gone, however it died:

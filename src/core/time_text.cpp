@@ -45,6 +45,9 @@ std::string parse_time_to_utc(std::string_view text) {
   frac = (frac + "000000").substr(0, 6);
   std::tm utc{};
   gmtime_r(&t, &utc);
+  // What every backend can store (MySQL's DATETIME: years 1000 to 9999), after the offset.
+  if (utc.tm_year + 1900 < 1000 || utc.tm_year + 1900 > 9999)
+    throw UsageError("time '" + s.substr(0, 40) + "' is outside the years 1000 to 9999 (in UTC)");
   char buf[40];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%s", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, frac.c_str());

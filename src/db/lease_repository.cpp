@@ -7,8 +7,9 @@ namespace {
 
 using soci::use;
 
-// "All leases" for the lease filter: lock_until < now + ten years.
-constexpr long long kFarFutureMs = 10LL * 365 * 86400 * 1000;
+// "All leases" for the lease filter: lock_until < now + about 300 years, past the longest
+// lease a duration can give (100 years) and within the SQL side's millisecond clamp.
+constexpr long long kFarFutureMs = 9'000'000'000'000LL;
 
 }  // namespace
 

@@ -19,9 +19,13 @@ namespace queuectl {
 std::unique_ptr<ChildJob> ChildJob::start(const std::vector<std::string>& argv,
                                           const std::map<std::string, std::string>& env,
                                           std::string input) {
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
-    throw Error(std::string("cannot create pipes: ") + std::strerror(errno));
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
+    const int e = errno;
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) close(fd);
+    throw Error(std::string("cannot create pipes: ") + std::strerror(e));
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -45,8 +49,7 @@ std::unique_ptr<ChildJob> ChildJob::start(const std::vector<std::string>& argv,
     dup2(err_pipe[1], 2);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "queuectl: cannot run '%s': %s\n", args[0], std::strerror(errno));
-    _exit(127);
+    exec_failed(args[0], errno);
   }
   setpgid(pid, pid);  // also from the parent, so that signal() works at once
   close(in_pipe[0]);

@@ -50,13 +50,22 @@ void Heartbeat::loop() {
     lock.unlock();
     std::set<std::int64_t> lost;
     try {
-      if (!db) db = std::make_unique<Database>(url_);
+      if (!db) {
+        db = std::make_unique<Database>(url_);
+        // Shutting down: no more retries (the worker waits for this thread to end).
+        db->give_up = [this] {
+          std::lock_guard<std::mutex> guard(mutex_);
+          return stop_;
+        };
+      }
       JobRepository repo(*db);
       for (const auto& [id, token] : batch) {
         try {
           repo.extend(id, token, lease_);
         } catch (const LeaseLost&) {
           lost.insert(id);
+        } catch (const NotFound&) {
+          lost.insert(id);  // deleted meanwhile (purged): lost as well; the others still beat
         }
       }
     } catch (const std::exception& e) {

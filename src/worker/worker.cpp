@@ -142,12 +142,16 @@ class Worker {
   Duration idle_ = Duration();
   bool stopping_ = false;
   bool drained_ = false;
+  // A second signal: finishing writes get one try each, and what cannot be written is left
+  // to the reaper, so that a database that hangs cannot hold the worker.
+  bool abandon_ = false;
   std::optional<Clock::time_point> grace_deadline_;
 };
 
 JobRepository& Worker::repo() {
   if (!repo_) {
     db_ = std::make_unique<Database>(url_);
+    db_->give_up = [] { return g_stop_signals >= 2; };
     repo_ = std::make_unique<JobRepository>(*db_);
   }
   return *repo_;
@@ -398,6 +402,12 @@ void Worker::flush_pending() {
       pending_.pop_front();
     } catch (const TemporaryError& e) {
       connection_trouble(e);
+      if (abandon_) {
+        summary_.lost += static_cast<std::int64_t>(pending_.size());
+        log_("stopping at once: " + std::to_string(pending_.size()) +
+             " job outcome(s) not recorded; their leases run out and the reaper returns them");
+        pending_.clear();
+      }
       return;  // retried at the next turn of the loop
     }
   }
@@ -414,6 +424,7 @@ WorkerSummary Worker::run() {
   while (true) {
     auto now = Clock::now();
     // Signals: the first stops claiming and waits up to --grace; the second stops at once.
+    // (Two may have come while a database call held the loop: both count.)
     if (g_stop_signals > handled_signals) {
       handled_signals = g_stop_signals;
       if (!stopping_) {
@@ -422,8 +433,11 @@ WorkerSummary Worker::run() {
         if (!running_.empty())
           log_("stopping: waiting up to " + o_.grace.str() + " for " +
                std::to_string(running_.size()) + " running job(s)");
-      } else {
+      }
+      if (handled_signals >= 2 && !abandon_) {
         grace_deadline_ = now;
+        abandon_ = true;
+        retry_pending_at = now;
         for (Running& r : running_)
           if (!r.child->finished()) {
             r.release_on_exit = true;

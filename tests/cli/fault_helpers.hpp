@@ -264,4 +264,13 @@ inline std::set<std::int64_t> id_set(const json& ids) {
   return out;
 }
 
+// Lines of `text` that contain `needle`.
+inline std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (contains(line, needle)) out.push_back(line);
+  return out;
+}
+
 }  // namespace queuectl::testing::cli

@@ -50,6 +50,17 @@ TEST_CASE("cli: bad input to enqueue writes nothing") {
     // Valid JSON, but a NUL character no backend may store (PostgreSQL's jsonb cannot).
     rejects(fixture, {"enqueue", "q", R"({"a":"x\u0000y"})"}, "NUL");
     rejects(fixture, {"enqueue", "--from", "-"}, "line 2", "{\"queue\":\"q\"}\n{\"queue\":\"q\",\"payload\":[\"\\u0000\"]}\n");
+    // Nesting: 31 levels are stored on every backend (MariaDB refuses 32); deeper is bad
+    // input, however deep (200,000 levels once crashed the recursive printer).
+    auto nested = [](std::size_t n) { return std::string(n, '[') + std::string(n, ']'); };
+    rejects(fixture, {"enqueue", "q", nested(32)}, "nested deeper than 31");
+    rejects(fixture, {"enqueue", "q", "-"}, "nested deeper than 31", nested(200000));
+    rejects(fixture, {"enqueue", "--from", "-"}, "line 2",
+            "{\"queue\":\"q\"}\n{\"queue\":\"q\",\"payload\":" + nested(200000) + "}\n");
+    rejects(fixture, {"enqueue", "--from", "-"}, "nested deeper than 31",
+            "{\"queue\":\"q\",\"payload\":" + nested(32) + "}\n");
+    const std::int64_t deep = enqueue(url, "q", nested(31))["id"].get<std::int64_t>();
+    CHECK(show(url, deep)["payload"].dump() == nested(31));
   }
 
   SUBCASE("queue names outside [A-Za-z0-9._:-]{1,64}") {
@@ -70,6 +81,7 @@ TEST_CASE("cli: bad input to enqueue writes nothing") {
     rejects(fixture, {"enqueue", "q", "{}", "--delay", "-5s"}, "--delay");
     rejects(fixture, {"enqueue", "q", "{}", "--run-at", "tomorrow"}, "tomorrow");
     rejects(fixture, {"enqueue", "q", "{}", "--run-at", "2026-02-30T00:00:00Z"}, "2026-02-30");
+    rejects(fixture, {"enqueue", "q", "{}", "--run-at", "9999-12-31T23:00:00-05:00"}, "9999");
     rejects(fixture, {"enqueue", "q", "{}", "--delay", "5m", "--run-at", "2001-01-01T00:00:00Z"},
             "--run-at");
   }
@@ -331,7 +343,7 @@ TEST_CASE("cli: bad input to retry, cancel, purge, pause and resume writes nothi
     rejects(f, {"purge", "--older-than", "0s", "--status", "done,"}, "status");
     for (const char* unfinished : {"ready", "processing"})
       rejects(f, {"purge", "--older-than", "0s", "--status", unfinished}, unfinished);
-    for (const char* bad : {"0", "-1", "abc", "100001"})
+    for (const char* bad : {"0", "-1", "abc", "10001"})
       rejects(f, {"purge", "--older-than", "0s", "--batch", bad}, "--batch");
     rejects(f, {"purge", "bad name", "--older-than", "0s"}, "queue name");
     rejects(f, {"purge", "x'; DELETE FROM job_queue;--", "--older-than", "0s"}, "queue name");
@@ -379,7 +391,7 @@ TEST_CASE("cli: bad input to leases, reap, work, lock and the job commands write
 
   SUBCASE("reap") {
     rejects(f, {"reap", "bad name"}, "queue name");
-    for (const char* bad : {"0", "-1", "abc", "100001"})
+    for (const char* bad : {"0", "-1", "abc", "10001"})
       rejects(f, {"reap", "--batch", bad}, "--batch");
     rejects(f, {"reap", "--bogus"}, "--bogus");
     rejects(f, {"-o", "prometheus", "reap"}, "-o prometheus");

@@ -39,15 +39,6 @@ bool valid_utf8(const std::string& s) {
   return true;
 }
 
-// Lines of `text` that contain `needle`.
-std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (contains(line, needle)) out.push_back(line);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("cli: work runs CMD with the payload on stdin and the job in its environment") {

@@ -132,6 +132,45 @@ TEST_CASE("cli: work: a second signal stops at once and releases the job") {
   }
 }
 
+// A second signal while the job's ack cannot be written (SQLite: another connection holds
+// the write lock, which waiting would only get after a long series of retries): the worker
+// gives up on the write and exits, leaving the job to the reaper, instead of hanging on.
+TEST_CASE("cli: work: a second signal stops a worker whose ack is stuck on a locked database") {
+  if (!is_sqlite()) return;  // the servers wait on row locks without a retry loop to cut
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  const std::int64_t id = id_of(enqueue(url, "q"));
+  const std::string pid_file = dir.path() + "/job.pid", go = dir.path() + "/go",
+                    log = dir.path() + "/worker.log";
+  int worker = cleanup.child(spawn_queuectl(
+      url, {"work", "q", "--", "sh", "-c", "echo $$ > '" + pid_file + "'; " + wait_for_file(go)},
+      log));
+  const int job_pid = read_pid(pid_file);
+  REQUIRE_MESSAGE(job_pid > 0, "the job never started: " << read_text(log));
+  cleanup.group(job_pid);
+
+  soci::session& holder = fixture.db().session();
+  holder << "BEGIN IMMEDIATE";  // from here on, no other connection can write
+  touch(go);                    // the command succeeds; its ack waits for the lock
+  REQUIRE(wait_until([&] { return process_gone(job_pid); }, 10000));
+  sleep_ms(500);
+  kill(worker, SIGTERM);
+  sleep_ms(300);  // two signals sent at once may arrive as one
+  kill(worker, SIGTERM);
+  // Without giving up, the ack would retry for most of a minute, then wait out --grace.
+  int code = wait_child(cleanup, worker, 25000);
+  holder << "ROLLBACK";
+  INFO(read_text(log));
+  CHECK(code == 0);
+  CHECK(contains(read_text(log), "not recorded"));
+  CHECK(contains(read_text(log), "1 lost"));
+  json job = show(url, id);
+  INFO(job.dump());
+  CHECK(job["status"] == "processing");  // its lease runs out; the reaper returns it
+}
+
 // SIGHUP (a closed terminal) is handled like SIGTERM: the job is released after --grace
 // and the worker exits 0, instead of dying and leaving the job locked.
 TEST_CASE("cli: work: SIGHUP releases a running job after --grace like SIGTERM") {

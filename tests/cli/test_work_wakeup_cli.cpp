@@ -5,8 +5,6 @@
 // jobs are found by polling (the test runs them with a short --poll-interval).
 #include <doctest/doctest.h>
 
-#include <sstream>
-
 #include "cli/fault_helpers.hpp"
 
 namespace queuectl::testing::cli {
@@ -23,14 +21,6 @@ void require_status(const std::string& url, std::int64_t id, const std::string& 
                   "job " << id << " is " << status_of(url, id) << ", not " << status
                          << "; worker log:\n"
                          << read_text(log));
-}
-
-// How many lines of `text` contain `needle`.
-int lines_containing(const std::string& text, const std::string& needle) {
-  int n = 0;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) n += contains(l, needle) ? 1 : 0;
-  return n;
 }
 
 }  // namespace
@@ -84,7 +74,7 @@ TEST_CASE("cli: an idle worker wakes for new, retried and resumed jobs") {
     // Ready again, then taken and failed a second time (attempts were reset to 0).
     const std::string line = "job " + std::to_string(id) + " attempt 1/1: failed";
     REQUIRE_MESSAGE(
-        wait_until([&] { return lines_containing(read_text(log), line) == 2; }, 60000, 50),
+        wait_until([&] { return lines_with(read_text(log), line).size() == 2; }, 60000, 50),
         read_text(log));
     require_status(url, id, "failed", log);
   }
