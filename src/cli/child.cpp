@@ -17,10 +17,10 @@ namespace {
 
 volatile sig_atomic_t g_child = 0;
 
-// To the command's whole process group, as timeout(1) does: a shell script and what it
-// started hear the signal alike.
 volatile sig_atomic_t g_pending = 0;  // a signal that came before the command's pid was known
 
+// To the command's whole process group, as timeout(1) does: a shell script and what it
+// started hear the signal alike.
 void forward(int sig) {
   if (g_child > 0)
     kill(-static_cast<pid_t>(g_child), sig);
@@ -28,10 +28,10 @@ void forward(int sig) {
     g_pending = sig;  // only the main thread blocks them: another thread may take one early
 }
 
-// Hands the terminal's foreground to process group `pgid`, when queuectl has it: a command
-// in a process group of its own can then read the terminal, and Ctrl-C reaches it.
+// Makes process group `pgid` the terminal's foreground group (called only when queuectl's
+// group had the terminal): a command in a process group of its own can then read the
+// terminal, and Ctrl-C reaches it; afterwards queuectl takes the terminal back.
 void give_terminal(pid_t pgid) {
-  if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
   // tcsetpgrp from a background group would stop us with SIGTTOU.
   sigset_t ttou, old;
   sigemptyset(&ttou);

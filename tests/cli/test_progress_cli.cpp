@@ -1,6 +1,8 @@
-// Progress lines on long work: `purge` and `reap` report each batch on stderr when it is a
-// terminal, and stay silent when it is not (a pipe, a log file) or with -q. The terminal
-// comes from util-linux's `script`, which runs the command on a pseudo-terminal.
+// queuectl on a terminal. Progress lines on long work: `purge` and `reap` report each batch
+// on stderr when it is a terminal, and stay silent when it is not (a pipe, a log file) or
+// with -q. And `lock` hands the terminal to its command's process group, so the command can
+// read it. The terminal comes from util-linux's `script`, which runs the command on a
+// pseudo-terminal.
 #include <doctest/doctest.h>
 
 #include "cli/fault_helpers.hpp"
@@ -11,10 +13,13 @@ namespace {
 
 // Runs queuectl ARGS on a pseudo-terminal; returns what the terminal showed (stdout and
 // stderr together, newlines as the terminal writes them) and the exit code.
-RunResult on_terminal(const std::string& url, const std::vector<std::string>& args) {
+// `typed` is what is typed on the terminal. (A command stopped for reading a terminal it
+// does not own would hang script; timeout(1) turns that into a failure.)
+RunResult on_terminal(const std::string& url, const std::vector<std::string>& args,
+                      const std::string& typed = "") {
   std::string command = "'" + std::string(QUEUECTL_BINARY) + "' --db '" + url + "'";
   for (const auto& a : args) command += " '" + a + "'";
-  return run_process({"script", "-qec", command, "/dev/null"});
+  return run_process({"timeout", "60", "script", "-qec", command, "/dev/null"}, typed);
 }
 
 // `n` done jobs in queue `queue`, finished through the CLI.
@@ -77,6 +82,16 @@ TEST_CASE("cli: reap shows its progress on a terminal") {
   CHECK(contains(r.out, "\rreaped 1 job(s) in 1 batch(es)"));
   CHECK(contains(r.out, "\rreaped 3 job(s) in 3 batch(es)"));
   CHECK(contains(r.out, "returned 3 expired job(s) to ready"));
+}
+
+TEST_CASE("cli: lock on a terminal: the command owns the terminal and can read it") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  RunResult r = on_terminal(url, {"lock", "tty", "--", "sh", "-c", "read x; echo \"got $x\""},
+                            "hello\n");
+  INFO(dump(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "got hello"));
 }
 
 }  // namespace queuectl::testing::cli
