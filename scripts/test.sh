@@ -10,16 +10,18 @@ bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
 
+root=$(pwd -P)
 servers=$(mktemp -d /tmp/queuectl-servers-XXXXXX)
+# By absolute path: the trap runs after `cd build` below.
 cleanup() {
-  bash scripts/test-servers.sh stop "$servers" >/dev/null 2>&1 || true
+  bash "$root/scripts/test-servers.sh" stop "$servers" >/dev/null 2>&1 || true
   rm -rf "$servers"
 }
 trap cleanup EXIT INT TERM
 
 # A server that cannot start fails the run here (an assignment from a failing command
 # substitution stops set -e; `eval "$(...)"` alone would not). Its logs say why.
-if ! server_env=$(bash scripts/test-servers.sh start "$servers"); then
+if ! server_env=$(bash "$root/scripts/test-servers.sh" start "$servers"); then
   echo "test.sh: the throwaway PostgreSQL/MariaDB servers did not start; logs:" >&2
   tail -n 30 "$servers"/*.log >&2 || true
   exit 1
