@@ -6,8 +6,8 @@
 #include "cli/input.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
-#include "core/validate.hpp"
 #include "core/time_text.hpp"
+#include "core/validate.hpp"
 #include "db/job_repository.hpp"
 
 namespace queuectl {

@@ -95,8 +95,12 @@ GroupGuard::~GroupGuard() {
   }
 }
 
-void GroupGuard::watch(pid_t pgid) { send('w', pgid); }
-void GroupGuard::unwatch(pid_t pgid) { send('u', pgid); }
+void GroupGuard::watch(pid_t pgid) {
+  send('w', pgid);
+}
+void GroupGuard::unwatch(pid_t pgid) {
+  send('u', pgid);
+}
 
 void GroupGuard::send(char what, pid_t pgid) {
   if (fd_ < 0 || pgid < 0) return;

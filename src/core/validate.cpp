@@ -1,7 +1,7 @@
 #include "core/validate.hpp"
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <vector>
 

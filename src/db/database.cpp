@@ -63,8 +63,9 @@ Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.back
       throw TemporaryError(what + " (the database is busy; try again later)");
     // Waiting will not fix these: exit 1, so that cron does not retry them as temporary.
     if (dialect_->is_bad_connection_setting(e))
-      throw Error(what + " (retrying will not help: check the URL's parameters against the "
-                         "server's settings)");
+      throw Error(what +
+                  " (retrying will not help: check the URL's parameters against the "
+                  "server's settings)");
     if (dialect_->is_access_denied(e)) throw Error(what + " (" + access_hint() + ")");
     // The server answered, then refused to set up the session (e.g. a statement_timeout
     // from ?options= too short for the SET statements).
@@ -78,8 +79,7 @@ std::string Database::access_hint() const {
   if (url_.password_origin.empty())
     return "check the user and the database name; no password was given: put it in the URL, "
            "QUEUECTL_DB_PASSWORD or --db-password-file";
-  return "check the user, the password from " + url_.password_origin +
-         ", and the database name";
+  return "check the user, the password from " + url_.password_origin + ", and the database name";
 }
 
 std::string driver_reason(const std::string& message) {

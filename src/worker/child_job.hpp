@@ -37,7 +37,7 @@ class ChildJob {
   // Ended and both output pipes drained.
   bool finished() const { return exited_ && out_fd_ < 0 && err_fd_ < 0; }
   int exit_code() const { return exit_code_; }  // 128 + signal when killed
-  pid_t pid() const { return pid_; }             // also its process group
+  pid_t pid() const { return pid_; }            // also its process group
   const std::string& out() const { return out_; }
   bool out_truncated() const { return out_truncated_; }
   std::string err_tail() const;

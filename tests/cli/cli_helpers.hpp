@@ -2,8 +2,8 @@
 // printed, and assert the shape of errors (exit code, one line on stderr, no data).
 #pragma once
 
-#include <doctest/doctest.h>
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>

@@ -49,7 +49,8 @@ TEST_CASE("cli: bad input to enqueue writes nothing") {
     rejects(fixture, {"enqueue", "q", "-"}, "not valid JSON", "{\"a\":\n");
     // Valid JSON, but a NUL character no backend may store (PostgreSQL's jsonb cannot).
     rejects(fixture, {"enqueue", "q", R"({"a":"x\u0000y"})"}, "NUL");
-    rejects(fixture, {"enqueue", "--from", "-"}, "line 2", "{\"queue\":\"q\"}\n{\"queue\":\"q\",\"payload\":[\"\\u0000\"]}\n");
+    rejects(fixture, {"enqueue", "--from", "-"}, "line 2",
+            "{\"queue\":\"q\"}\n{\"queue\":\"q\",\"payload\":[\"\\u0000\"]}\n");
     // Nesting: 31 levels are stored on every backend (MariaDB refuses 32); deeper is bad
     // input, however deep (200,000 levels once crashed the recursive printer).
     auto nested = [](std::size_t n) { return std::string(n, '[') + std::string(n, ']'); };

@@ -25,8 +25,7 @@ const std::string kRolePassword = "Role-pw-9f3e";
 
 // `base` (a server URL) with another user, password and database.
 std::string url_with(const std::string& base, const std::string& user,
-                     const std::optional<std::string>& password,
-                     const std::string& database = "") {
+                     const std::optional<std::string>& password, const std::string& database = "") {
   DbUrl u = DbUrl::parse(base);
   std::string query;
   if (auto q = base.find('?'); q != std::string::npos) query = base.substr(q);
@@ -39,7 +38,6 @@ std::string url_with(const std::string& base, const std::string& user,
 std::string with_param(const std::string& url, const std::string& param) {
   return url + (url.find('?') == std::string::npos ? '?' : '&') + param;
 }
-
 
 // A login role (PostgreSQL) or user (MariaDB, for 127.0.0.1 and localhost) with password
 // kRolePassword and only `grants` ({table, privileges}; "SEQUENCE name" for PostgreSQL's
@@ -85,9 +83,7 @@ class TestRole {
   std::string url() const { return url_with(fixture_.url(), name_, kRolePassword); }
 
  private:
-  void run(const std::string& sql) {
-    (admin_ ? *admin_ : fixture_.db()).session() << sql;
-  }
+  void run(const std::string& sql) { (admin_ ? *admin_ : fixture_.db()).session() << sql; }
   void drop() {
     if (admin_) {
       run("DROP USER IF EXISTS '" + name_ + "'@'127.0.0.1'");
@@ -112,13 +108,15 @@ void check_no_migrate_advice(const RunResult& r) {
 
 }  // namespace
 
-TEST_CASE("cli connection: a role that may not read queuectl_schema_migrations gets the "
-          "database's reason, not `run queuectl migrate`") {
+TEST_CASE(
+    "cli connection: a role that may not read queuectl_schema_migrations gets the "
+    "database's reason, not `run queuectl migrate`") {
   if (is_sqlite()) return;  // SQLite has no roles
   FreshDatabase fixture;
 
   SUBCASE("DML on job_queue only") {
-    TestRole role(fixture, "queuectl_t_dml_only", {{"job_queue", "SELECT, INSERT, UPDATE, DELETE"}});
+    TestRole role(fixture, "queuectl_t_dml_only",
+                  {{"job_queue", "SELECT, INSERT, UPDATE, DELETE"}});
     for (std::vector<std::string> args : {std::vector<std::string>{"enqueue", "x", "{}"},
                                           {"stats"},
                                           {"claim", "x"},
@@ -151,8 +149,9 @@ TEST_CASE("cli connection: a role that may not read queuectl_schema_migrations g
 }
 
 // The grants README's "Connecting" section documents for an application's role.
-TEST_CASE("cli connection: a runtime role with SELECT on queuectl_schema_migrations and DML on "
-          "the queue tables runs every queue command") {
+TEST_CASE(
+    "cli connection: a runtime role with SELECT on queuectl_schema_migrations and DML on "
+    "the queue tables runs every queue command") {
   if (is_sqlite()) return;
   FreshDatabase fixture;
   const std::string dml = "SELECT, INSERT, UPDATE, DELETE";
@@ -169,7 +168,8 @@ TEST_CASE("cli connection: a runtime role with SELECT on queuectl_schema_migrati
 
   json a = enqueue(url, "q", "{\"n\":1}", {"--dedupe-key", "a"});
   ok(url, {"enqueue", "--from", "-"},
-     "{\"queue\":\"q\",\"payload\":{\"n\":2}}\n{\"queue\":\"q\",\"payload\":{},\"dedupe_key\":\"a\"}\n");
+     "{\"queue\":\"q\",\"payload\":{\"n\":2}}\n{\"queue\":\"q\",\"payload\":{},\"dedupe_key\":"
+     "\"a\"}\n");
   CHECK(job_rows(fixture) == 2);
 
   json claimed = claim_one(url, "q", {"--lease", "1m"});
@@ -181,8 +181,8 @@ TEST_CASE("cli connection: a runtime role with SELECT on queuectl_schema_migrati
            "--permanent", "--error", "boom"});
   ok(url, {"retry", id_text(claimed)});
   claimed = claim_one(url, "q");
-  ok(url, {"ack", id_text(claimed), "--token", claimed["lock_token"].get<std::string>(),
-           "--result", "{\"ok\":true}"});
+  ok(url, {"ack", id_text(claimed), "--token", claimed["lock_token"].get<std::string>(), "--result",
+           "{\"ok\":true}"});
 
   ok(url, {"stats"});
   ok(url, {"-o", "prometheus", "stats"});
@@ -206,8 +206,9 @@ TEST_CASE("cli connection: a runtime role with SELECT on queuectl_schema_migrati
   CHECK(queue_ids(fixture, "w", "2").size() == 1);
 }
 
-TEST_CASE("cli connection: a queuectl_schema_migrations that cannot be read is reported with "
-          "the database's reason, not as an unmigrated schema") {
+TEST_CASE(
+    "cli connection: a queuectl_schema_migrations that cannot be read is reported with "
+    "the database's reason, not as an unmigrated schema") {
   FreshDatabase fixture;
   fixture.db().session() << "DROP TABLE queuectl_schema_migrations";
   fixture.db().session() << "CREATE TABLE queuectl_schema_migrations (other_column INTEGER)";
@@ -237,8 +238,9 @@ TEST_CASE("cli connection: a queuectl_schema_migrations that cannot be read is r
 
 // The migrations table is held under an exclusive lock by another session, so that every
 // read of it waits until the URL's own timeout cancels it.
-TEST_CASE("cli connection: PostgreSQL timeouts from ?options= are reported as such: "
-          "statement_timeout exit 1, lock_timeout (contention) exit 75") {
+TEST_CASE(
+    "cli connection: PostgreSQL timeouts from ?options= are reported as such: "
+    "statement_timeout exit 1, lock_timeout (contention) exit 75") {
   if (backend_under_test() != Backend::postgresql) return;
   FreshDatabase fixture;
   std::unique_ptr<Database> locker = fixture.connect();
@@ -266,8 +268,9 @@ TEST_CASE("cli connection: PostgreSQL timeouts from ?options= are reported as su
   CHECK(job_rows(fixture) == 0);
 }
 
-TEST_CASE("cli connection: a failed connect carries the server's reason; a refused login or "
-          "unknown database is exit 1, a server that is not listening exit 75") {
+TEST_CASE(
+    "cli connection: a failed connect carries the server's reason; a refused login or "
+    "unknown database is exit 1, a server that is not listening exit 75") {
   if (is_sqlite()) return;
   const bool pg = backend_under_test() == Backend::postgresql;
   const std::string base = base_url();
@@ -280,23 +283,26 @@ TEST_CASE("cli connection: a failed connect carries the server's reason; a refus
     CHECK(r.err.find("reachable") == std::string::npos);
   }
   SUBCASE("unknown database") {
-    RunResult r = queuectl(
-        url_with(base, user, DbUrl::parse(base).password, "queuectl_no_such_db"), {"stats"});
-    check_error(r, 1, pg ? "database \"queuectl_no_such_db\" does not exist"
-                         : "Unknown database 'queuectl_no_such_db'");
+    RunResult r = queuectl(url_with(base, user, DbUrl::parse(base).password, "queuectl_no_such_db"),
+                           {"stats"});
+    check_error(r, 1,
+                pg ? "database \"queuectl_no_such_db\" does not exist"
+                   : "Unknown database 'queuectl_no_such_db'");
   }
   SUBCASE("nothing listening on the port") {
     DbUrl u = DbUrl::parse(base);
-    const std::string url = base.substr(0, base.find("://")) + "://u:secret@127.0.0.1:" +
-                            std::to_string(closed_port()) + "/" + u.database;
+    const std::string url = base.substr(0, base.find("://")) +
+                            "://u:secret@127.0.0.1:" + std::to_string(closed_port()) + "/" +
+                            u.database;
     RunResult r = queuectl(url, {"stats"});
     check_error(r, 75, pg ? "Connection refused" : "Can't connect");
     CHECK(r.err.find("secret") == std::string::npos);
   }
 }
 
-TEST_CASE("cli connection: PostgreSQL settings that waiting will not fix are exit 1 with "
-          "libpq's or the server's reason") {
+TEST_CASE(
+    "cli connection: PostgreSQL settings that waiting will not fix are exit 1 with "
+    "libpq's or the server's reason") {
   if (backend_under_test() != Backend::postgresql) return;
   FreshDatabase fixture;
 
@@ -309,8 +315,7 @@ TEST_CASE("cli connection: PostgreSQL settings that waiting will not fix are exi
     CHECK(r.err.find("reachable") == std::string::npos);
   }
   SUBCASE("a server parameter the server does not know") {
-    RunResult r =
-        queuectl(with_param(fixture.url(), "options=-c%20queuectl_bogus%3D1"), {"stats"});
+    RunResult r = queuectl(with_param(fixture.url(), "options=-c%20queuectl_bogus%3D1"), {"stats"});
     check_error(r, 1, "unrecognized configuration parameter \"queuectl_bogus\"");
     CHECK(r.err.find("reachable") == std::string::npos);
   }
@@ -359,8 +364,9 @@ TEST_CASE("cli connection: a refused login names where the password came from") 
   }
 }
 
-TEST_CASE("cli connection: a password file that is a folder, empty or unreadable is bad usage "
-          "naming it, before connecting") {
+TEST_CASE(
+    "cli connection: a password file that is a folder, empty or unreadable is bad usage "
+    "naming it, before connecting") {
   FreshDatabase fixture;  // on a server its URL carries the right password
   TempDir dir;
   const std::string empty = dir.write("empty", "");

@@ -72,7 +72,6 @@ std::vector<HelpEntry> parse_top_help(const std::string& text, std::vector<std::
   return out;
 }
 
-
 // Whether `table` exists in the database the connection is on.
 bool has_table(Database& db, const std::string& table) {
   std::string sql;

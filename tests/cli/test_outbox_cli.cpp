@@ -77,15 +77,13 @@ TEST_CASE("cli: the outbox: an event committed with the business change is relay
   // Rolled back: neither the order change nor the event exists.
   place_order(*app, false);
   CHECK(job_rows(fixture) == 0);
-  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM outbox_test_orders WHERE state = 'paid'") ==
-        0);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM outbox_test_orders WHERE state = 'paid'") == 0);
 
   // Committed: both; and written a second time, the dedupe key keeps it one event.
   place_order(*app, true);
   place_order(*app, true, true);
   CHECK(job_rows(fixture) == 1);
-  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM outbox_test_orders WHERE state = 'paid'") ==
-        1);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM outbox_test_orders WHERE state = 'paid'") == 1);
 
   // The relay delivers it at once (it is due now, whatever the application's time zone).
   const std::string delivered = dir.path() + "/delivered";

@@ -87,8 +87,8 @@ TEST_CASE("cli: reap shows its progress on a terminal") {
 TEST_CASE("cli: lock on a terminal: the command owns the terminal and can read it") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
-  RunResult r = on_terminal(url, {"lock", "tty", "--", "sh", "-c", "read x; echo \"got $x\""},
-                            "hello\n");
+  RunResult r =
+      on_terminal(url, {"lock", "tty", "--", "sh", "-c", "read x; echo \"got $x\""}, "hello\n");
   INFO(dump(r));
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "got hello"));

@@ -161,12 +161,11 @@ TEST_CASE("cli: reap fails the job of a worker SIGKILLed during its last attempt
   // A shell script that starts a child of its own: the parent-death signal reaches only
   // the script, the worker's guard must take care of the child.
   const std::string pid_file = dir.path() + "/child.pid", grandchild_file = dir.path() + "/gc.pid";
-  int worker = cleanup.child(
-      spawn_queuectl(url,
-                     {"work", "q", "--lease", "1s", "--worker", "w-last", "--", "sh", "-c",
-                      "echo $$ > '" + pid_file + "'; sleep 30 & echo $! > '" + grandchild_file +
-                          "'; wait"},
-                     dir.path() + "/worker.log"));
+  int worker = cleanup.child(spawn_queuectl(
+      url,
+      {"work", "q", "--lease", "1s", "--worker", "w-last", "--", "sh", "-c",
+       "echo $$ > '" + pid_file + "'; sleep 30 & echo $! > '" + grandchild_file + "'; wait"},
+      dir.path() + "/worker.log"));
   int job_pid = read_pid(pid_file);
   REQUIRE_MESSAGE(job_pid > 0, "the worker never started the job:\n"
                                    << read_text(dir.path() + "/worker.log"));

@@ -11,7 +11,9 @@ namespace queuectl::testing::cli {
 
 namespace {
 
-bool listens() { return backend_under_test() == Backend::postgresql; }
+bool listens() {
+  return backend_under_test() == Backend::postgresql;
+}
 
 // Waits until the job has reached `status`; generous, since only a missed wake-up (a
 // ten-minute poll) could make it slow.
@@ -33,11 +35,10 @@ TEST_CASE("cli: an idle worker wakes for new, retried and resumed jobs") {
   const std::string log = dir.path() + "/worker.log";
   // Payload {"fail":true} fails the job; anything else succeeds.
   const std::string script = "grep -q '\"fail\"' && { echo failing >&2; exit 1; }; exit 0";
-  int worker = cleanup.child(
-      spawn_queuectl(url,
-                     {"-v", "work", "wake", "--poll-interval", listens() ? "10m" : "200ms", "--",
-                      "sh", "-c", script},
-                     log));
+  int worker = cleanup.child(spawn_queuectl(url,
+                                            {"-v", "work", "wake", "--poll-interval",
+                                             listens() ? "10m" : "200ms", "--", "sh", "-c", script},
+                                            log));
   if (listens()) {
     REQUIRE_MESSAGE(
         wait_until([&] { return contains(read_text(log), "listening for new jobs on wake"); }),

@@ -20,8 +20,10 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
 
 void apply_env(const std::map<std::string, std::string>& env) {
   for (const auto& [k, v] : env) {
-    if (v.empty()) unsetenv(k.c_str());
-    else setenv(k.c_str(), v.c_str(), 1);
+    if (v.empty())
+      unsetenv(k.c_str());
+    else
+      setenv(k.c_str(), v.c_str(), 1);
   }
 }
 

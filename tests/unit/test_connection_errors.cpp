@@ -98,8 +98,9 @@ TEST_CASE("core::resolve_db_url: a password file that would give an empty passwo
     CHECK(contains(message, "Not a directory"));
   }
   SUBCASE("on SQLite as well, which has no use for a password") {
-    std::string message =
-        usage_error_of([&] { resolve_db_url({"sqlite::memory:", dir.write("pw", "")}); });
+    std::string message = usage_error_of([&] {
+      resolve_db_url({"sqlite::memory:", dir.write("pw", "")});
+    });
     CHECK(contains(message, "is empty"));
   }
   SUBCASE("one trailing newline is not part of the password; inner spaces are") {
@@ -138,8 +139,8 @@ TEST_CASE("db::Dialect::is_missing_table: only a missing table, never a permissi
       "ERROR:  relation \"queuectl_schema_migrations\" does not exist", "42P01")));
   CHECK_FALSE(pg->is_missing_table(soci::postgresql_soci_error(
       "ERROR:  permission denied for table queuectl_schema_migrations", "42501")));
-  CHECK_FALSE(pg->is_missing_table(
-      soci::postgresql_soci_error("ERROR:  canceling statement due to statement timeout", "57014")));
+  CHECK_FALSE(pg->is_missing_table(soci::postgresql_soci_error(
+      "ERROR:  canceling statement due to statement timeout", "57014")));
   CHECK_FALSE(pg->is_missing_table(
       soci::postgresql_soci_error("ERROR:  column \"version\" does not exist", "42703")));
 
@@ -158,9 +159,8 @@ TEST_CASE("db::Dialect::is_missing_table: only a missing table, never a permissi
       SQLITE_ERROR)));
   CHECK_FALSE(lite->is_missing_table(soci::sqlite3_soci_error(
       "sqlite3_statement_backend::prepare: no such column: version", SQLITE_ERROR)));
-  CHECK_FALSE(lite->is_missing_table(
-      soci::sqlite3_soci_error("sqlite3_statement_backend::loadOne: database is locked",
-                               SQLITE_BUSY)));
+  CHECK_FALSE(lite->is_missing_table(soci::sqlite3_soci_error(
+      "sqlite3_statement_backend::loadOne: database is locked", SQLITE_BUSY)));
 }
 
 // How Database sorts a failed connect: a bad setting or a refused login is exit 1, anything
@@ -182,8 +182,7 @@ TEST_CASE("db::PostgreSQL connect failures: settings that waiting will not fix v
   }
   for (const std::string& login :
        {at + "FATAL:  password authentication failed for user \"app\"",
-        at + "fe_sendauth: no password supplied",
-        at + "FATAL:  database \"nope\" does not exist",
+        at + "fe_sendauth: no password supplied", at + "FATAL:  database \"nope\" does not exist",
         at + "FATAL:  role \"app\" is not permitted to log in"}) {
     CAPTURE(login);
     CHECK(pg->is_access_denied(pg_connect_error(login)));
@@ -193,10 +192,8 @@ TEST_CASE("db::PostgreSQL connect failures: settings that waiting will not fix v
        {at + "Connection refused",
         std::string("could not translate host name \"db.invalid\" to address: Name or service "
                     "not known"),
-        at + "timeout expired",
-        at + "FATAL:  sorry, too many clients already",
-        at + "FATAL:  the database system is starting up",
-        at + "SSL SYSCALL error: EOF detected",
+        at + "timeout expired", at + "FATAL:  sorry, too many clients already",
+        at + "FATAL:  the database system is starting up", at + "SSL SYSCALL error: EOF detected",
         std::string("connection to server on socket \"/run/postgresql/.s.PGSQL.5432\" failed: "
                     "No such file or directory")}) {
     CAPTURE(temporary);

@@ -12,8 +12,9 @@ TEST_CASE("core::parse_time_to_utc: only years every backend can store") {
   CHECK(parse_time_to_utc("9999-12-31T23:00:00Z") == "9999-12-31 23:00:00.000000");
   CHECK(parse_time_to_utc("1000-01-01T00:00:00Z") == "1000-01-01 00:00:00.000000");
   // Within range as written, out of it in UTC.
-  CHECK(usage_error_of([] { parse_time_to_utc("9999-12-31T23:00:00-05:00"); })
-            .find("1000 to 9999") != std::string::npos);
+  CHECK(usage_error_of([] {
+          parse_time_to_utc("9999-12-31T23:00:00-05:00");
+        }).find("1000 to 9999") != std::string::npos);
   CHECK(usage_error_of([] { parse_time_to_utc("0999-12-31T23:59:59Z"); }).find("1000 to 9999") !=
         std::string::npos);
 }

@@ -87,8 +87,7 @@ TEST_CASE("core::validate_json") {
       CHECK(contains(message, "NUL"));
     }
     // A backslash followed by "u0000" is ordinary text.
-    CHECK(queuectl::validate_json(R"({"a": "\\u0000"})", "payload", kMax) ==
-          R"({"a":"\\u0000"})");
+    CHECK(queuectl::validate_json(R"({"a": "\\u0000"})", "payload", kMax) == R"({"a":"\\u0000"})");
   }
   SUBCASE("the message names the field") {
     std::string message = usage_error_of([] { queuectl::validate_json("nope", "--result", 100); });
@@ -119,9 +118,8 @@ TEST_CASE("core::validate_json") {
                    "nested deeper than 31"));
     // Deep enough to overflow any recursive parser or printer.
     const std::string deep = nested(200000);
-    CHECK(contains(
-        usage_error_of([&] { queuectl::validate_json(deep, "payload", deep.size()); }),
-        "nested deeper"));
+    CHECK(contains(usage_error_of([&] { queuectl::validate_json(deep, "payload", deep.size()); }),
+                   "nested deeper"));
     CHECK(queuectl::json_depth(deep) == 200000);
     CHECK(queuectl::json_depth(R"({"a":"[[[{{{","b":[{"c":"\"]"}]})") == 3);
     CHECK(queuectl::json_depth("42") == 0);
@@ -217,10 +215,11 @@ TEST_CASE("core::is_valid_utf8 and to_valid_utf8") {
   CHECK(queuectl::is_valid_utf8("plain ascii"));
   CHECK(queuectl::is_valid_utf8("J\xc3\xbcrgen \xe2\x82\xac \xf0\x9f\x98\x80"));
   for (std::string bad : {std::string("\xff"), std::string("\xc3"), std::string("\xe2\x82"),
-                          std::string("\xc0\xaf"),           // overlong '/'
-                          std::string("\xed\xa0\x80"),       // a surrogate
+                          std::string("\xc0\xaf"),          // overlong '/'
+                          std::string("\xed\xa0\x80"),      // a surrogate
                           std::string("\xf4\x90\x80\x80"),  // past U+10FFFF
-                          std::string("\x80" "abc")}) {
+                          std::string("\x80"
+                                      "abc")}) {
     CAPTURE(bad);
     CHECK_FALSE(queuectl::is_valid_utf8(bad));
     std::string fixed = queuectl::to_valid_utf8(bad);
@@ -230,5 +229,8 @@ TEST_CASE("core::is_valid_utf8 and to_valid_utf8") {
   // Valid text is left alone; a character cut at the end loses only its own bytes.
   CHECK(queuectl::to_valid_utf8("a\xe2\x82\xac") == "a\xe2\x82\xac");
   CHECK(queuectl::to_valid_utf8("ok \xe2\x82") == "ok \xef\xbf\xbd\xef\xbf\xbd");
-  CHECK(queuectl::to_valid_utf8("\xff" "abc") == "\xef\xbf\xbd" "abc");
+  CHECK(queuectl::to_valid_utf8("\xff"
+                                "abc") ==
+        "\xef\xbf\xbd"
+        "abc");
 }

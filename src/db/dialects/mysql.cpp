@@ -45,8 +45,7 @@ namespace {
 // overflows, error 1690, once base * 2^40 passes 2^64, e.g. --retry-in 5h at attempt 41.
 #define QC_BACKOFF_MS \
   "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * :jitter)"
-#define QC_RUN_AT_AFTER_BACKOFF \
-  "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS " * 1000) MICROSECOND)"
+#define QC_RUN_AT_AFTER_BACKOFF "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS " * 1000) MICROSECOND)"
 
 constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
@@ -263,28 +262,29 @@ Statements make_statements() {
       applied_at DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
       PRIMARY KEY (version)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin)";
-  s.applied_migrations =
-      "SELECT version, name, " QC_TS("applied_at") " FROM queuectl_schema_migrations ORDER BY version";
-  s.record_migration = "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
+  s.applied_migrations = "SELECT version, name, " QC_TS(
+      "applied_at") " FROM queuectl_schema_migrations ORDER BY version";
+  s.record_migration =
+      "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
   return s;
 }
 
 // Error numbers (server: mysqld_error.h / MariaDB's; client: errmsg.h).
-constexpr unsigned kLockWaitTimeout = 1205;    // ER_LOCK_WAIT_TIMEOUT
-constexpr unsigned kDeadlock = 1213;           // ER_LOCK_DEADLOCK
-constexpr unsigned kServerShutdown = 1053;     // ER_SERVER_SHUTDOWN
-constexpr unsigned kConnectionKilled = 1927;   // ER_CONNECTION_KILLED (MariaDB)
-constexpr unsigned kClientTimeout = 4031;      // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
-constexpr unsigned kConnectionError = 2002;    // CR_CONNECTION_ERROR (socket)
-constexpr unsigned kConnHostError = 2003;      // CR_CONN_HOST_ERROR (TCP)
-constexpr unsigned kServerGone = 2006;         // CR_SERVER_GONE_ERROR
-constexpr unsigned kServerLost = 2013;         // CR_SERVER_LOST
-constexpr unsigned kDuplicateKey = 1062;       // ER_DUP_ENTRY
-constexpr unsigned kNoSuchTable = 1146;        // ER_NO_SUCH_TABLE
-constexpr unsigned kForeignKey = 1452;         // ER_NO_REFERENCED_ROW_2
-constexpr unsigned kCheckMysql = 3819;         // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+)
-constexpr unsigned kCheckMariadb = 4025;       // ER_CONSTRAINT_FAILED (MariaDB)
-constexpr unsigned kInvalidJsonMysql = 3140;   // ER_INVALID_JSON_TEXT: MariaDB's is a CHECK
+constexpr unsigned kLockWaitTimeout = 1205;   // ER_LOCK_WAIT_TIMEOUT
+constexpr unsigned kDeadlock = 1213;          // ER_LOCK_DEADLOCK
+constexpr unsigned kServerShutdown = 1053;    // ER_SERVER_SHUTDOWN
+constexpr unsigned kConnectionKilled = 1927;  // ER_CONNECTION_KILLED (MariaDB)
+constexpr unsigned kClientTimeout = 4031;     // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
+constexpr unsigned kConnectionError = 2002;   // CR_CONNECTION_ERROR (socket)
+constexpr unsigned kConnHostError = 2003;     // CR_CONN_HOST_ERROR (TCP)
+constexpr unsigned kServerGone = 2006;        // CR_SERVER_GONE_ERROR
+constexpr unsigned kServerLost = 2013;        // CR_SERVER_LOST
+constexpr unsigned kDuplicateKey = 1062;      // ER_DUP_ENTRY
+constexpr unsigned kNoSuchTable = 1146;       // ER_NO_SUCH_TABLE
+constexpr unsigned kForeignKey = 1452;        // ER_NO_REFERENCED_ROW_2
+constexpr unsigned kCheckMysql = 3819;        // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+)
+constexpr unsigned kCheckMariadb = 4025;      // ER_CONSTRAINT_FAILED (MariaDB)
+constexpr unsigned kInvalidJsonMysql = 3140;  // ER_INVALID_JSON_TEXT: MariaDB's is a CHECK
 
 const soci::mysql_soci_error* mysql_error(const soci::soci_error& e) {
   return dynamic_cast<const soci::mysql_soci_error*>(&e);
@@ -319,8 +319,8 @@ class MysqlDialect final : public Dialect {
   void check_skipped_rows(soci::session& session) const override {
     std::string level, message;
     int code = 0;
-    soci::statement st = (session.prepare << "SHOW WARNINGS", soci::into(level),
-                          soci::into(code), soci::into(message));
+    soci::statement st = (session.prepare << "SHOW WARNINGS", soci::into(level), soci::into(code),
+                          soci::into(message));
     for (bool got = st.execute(true); got; got = st.fetch()) {
       if (code != 1062)
         throw Error("the database rejected a job: " + message + " (MySQL warning " +
@@ -352,8 +352,7 @@ class MysqlDialect final : public Dialect {
   }
   bool is_access_denied(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);
-    if (err)
-      switch (err->err_num_) {
+    if (err) switch (err->err_num_) {
         case 1044:  // ER_DBACCESS_DENIED_ERROR
         case 1045:  // ER_ACCESS_DENIED_ERROR: bad user or password
         case 1049:  // ER_BAD_DB_ERROR: unknown database
@@ -421,6 +420,8 @@ class MysqlDialect final : public Dialect {
 
 }  // namespace
 
-std::unique_ptr<Dialect> make_mysql_dialect() { return std::make_unique<MysqlDialect>(); }
+std::unique_ptr<Dialect> make_mysql_dialect() {
+  return std::make_unique<MysqlDialect>();
+}
 
 }  // namespace queuectl

@@ -35,9 +35,9 @@ namespace {
 // Backoff for the attempt just made: min(cap, base * 2^(attempts-1)) * jitter, in
 // double precision so that a large base cannot overflow a bigint.
 #define QC_BACKOFF                                                                          \
-  "(LEAST(CAST(:cap_ms AS double precision),"                                              \
-  " CAST(:base_ms AS double precision)"                                                    \
-  " * CAST(CAST(1 AS bigint) << LEAST(GREATEST(attempts - 1, 0), 40) AS double precision),"\
+  "(LEAST(CAST(:cap_ms AS double precision),"                                               \
+  " CAST(:base_ms AS double precision)"                                                     \
+  " * CAST(CAST(1 AS bigint) << LEAST(GREATEST(attempts - 1, 0), 40) AS double precision)," \
   " 10000000000000) * CAST(:jitter AS double precision) * INTERVAL '1 millisecond')"
 
 // Optional filters (:queue NULL for all, a status bit mask) read their arguments from a
@@ -47,9 +47,11 @@ namespace {
 // the mask folds to "status = ANY ('{NULL,NULL,2,3,4}')", which the statistics can
 // estimate. (The COALESCE and shift forms estimated at 0.5 percent each, which sent
 // purge batches to a sequential scan and sort of the whole table.)
-#define QC_STATUS_IN_MASK(m)                                                        \
-  "status = ANY (ARRAY[CASE WHEN " m " & 1 <> 0 THEN 0 END, "                        \
-  "CASE WHEN " m " & 2 <> 0 THEN 1 END, CASE WHEN " m " & 4 <> 0 THEN 2 END, "       \
+#define QC_STATUS_IN_MASK(m)                          \
+  "status = ANY (ARRAY[CASE WHEN " m                  \
+  " & 1 <> 0 THEN 0 END, "                            \
+  "CASE WHEN " m " & 2 <> 0 THEN 1 END, CASE WHEN " m \
+  " & 4 <> 0 THEN 2 END, "                            \
   "CASE WHEN " m " & 8 <> 0 THEN 3 END, CASE WHEN " m " & 16 <> 0 THEN 4 END])"
 
 // Job's columns, in Job's order, each qualified with `alias` (empty or "j.").
@@ -57,8 +59,8 @@ std::string job_columns(const std::string& a) {
   auto ts = [&](const char* col) {
     return "to_char(" + a + col + " AT TIME ZONE 'UTC', " QC_RFC3339 ")";
   };
-  return a + "id, " + a + "queue, " + a + "status, " + a + "priority, " + ts("run_at") + ", " +
-         a + "attempts, " + a + "max_attempts, " + a + "payload, " + a + "result, " + a +
+  return a + "id, " + a + "queue, " + a + "status, " + a + "priority, " + ts("run_at") + ", " + a +
+         "attempts, " + a + "max_attempts, " + a + "payload, " + a + "result, " + a +
          "last_error, " + a + "locked_by, " + a + "lock_token, " + ts("locked_at") + ", " +
          ts("lock_until") + ", " + a + "dedupe_key, " + a + "group_key, " + ts("created_at") +
          ", " + ts("updated_at") + ", " + ts("finished_at");
@@ -81,7 +83,8 @@ Statements make_statements() {
   s.insert_job = R"(
     INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
     VALUES (CAST(:queue AS text), CAST(:priority AS integer),
-            COALESCE(CAST(:run_at AS timestamp) AT TIME ZONE 'UTC', now()) + )" QC_MS(":delay_ms") R"(,
+            COALESCE(CAST(:run_at AS timestamp) AT TIME ZONE 'UTC', now()) + )" QC_MS(
+      ":delay_ms") R"(,
             CAST(:max_attempts AS integer), CAST(:payload AS jsonb),
             CAST(:dedupe_key AS text), CAST(:group_key AS text))
     ON CONFLICT (queue, dedupe_key) DO NOTHING)";
@@ -116,7 +119,8 @@ Statements make_statements() {
     WITH picked AS (
       SELECT id
         FROM job_queue
-       WHERE queue = )" + std::string(kUnpausedQueue) + R"(
+       WHERE queue = )" +
+            std::string(kUnpausedQueue) + R"(
          AND status = 0
          AND run_at <= now()
        ORDER BY priority DESC, run_at, id
@@ -132,12 +136,14 @@ Statements make_statements() {
            updated_at = now()
       FROM picked
      WHERE j.id = picked.id
-    RETURNING )" + job_columns("j.");
+    RETURNING )" +
+            job_columns("j.");
   // The two-step claim (unused here: claim_returns_jobs), kept valid for completeness.
   s.claim_pick = R"(
     SELECT id
       FROM job_queue
-     WHERE queue = )" + std::string(kUnpausedQueue) + R"(
+     WHERE queue = )" +
+                 std::string(kUnpausedQueue) + R"(
        AND status = 0
        AND run_at <= now()
      ORDER BY priority DESC, run_at, id
@@ -228,7 +234,8 @@ Statements make_statements() {
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
   s.list_leases = "SELECT " + cols +
-                  ", CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)" R"(
+                  ", CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)"
+                  R"(
       FROM job_queue,
            (SELECT CAST(:queue AS text) AS arg_queue, CAST(:worker AS text) AS arg_worker) a
      WHERE status = 1
@@ -311,15 +318,13 @@ Statements make_statements() {
   // Session advisory locks: released by lock_release or when the session ends, so nothing
   // to refresh. They bind :key only (a 64-bit key, see lock_key).
   s.lock_needs_heartbeat = false;
-  s.lock_acquire =
-      "SELECT CASE WHEN pg_try_advisory_lock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.lock_acquire = "SELECT CASE WHEN pg_try_advisory_lock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
   s.lock_refresh = "";
   // The lock's connection holds this one advisory lock and nothing else.
   s.lock_check =
       "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
       " AND pid = pg_backend_pid()";
-  s.lock_release =
-      "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.lock_release = "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
 
   s.listen = "LISTEN queuectl_jobs";
 
@@ -363,9 +368,9 @@ class PostgresqlDialect final : public Dialect {
 
   bool is_contention(const soci::soci_error& e) const override {
     const std::string state = sqlstate_of(e);
-    return state == "40001"     // serialization_failure
-           || state == "40P01"  // deadlock_detected
-           || state == "55P03"; // lock_not_available (lock_timeout, NOWAIT)
+    return state == "40001"      // serialization_failure
+           || state == "40P01"   // deadlock_detected
+           || state == "55P03";  // lock_not_available (lock_timeout, NOWAIT)
   }
   bool is_access_denied(const soci::soci_error& e) const override {
     const std::string state = sqlstate_of(e);
@@ -373,9 +378,8 @@ class PostgresqlDialect final : public Dialect {
     // At connect time libpq gives text only.
     const std::string msg = e.get_error_message();
     for (const char* needle : {"password authentication failed", "no password supplied",
-                               "does not exist", "no pg_hba.conf entry",
-                               "authentication failed", "is not permitted to log in",
-                               "permission denied for database"}) {
+                               "does not exist", "no pg_hba.conf entry", "authentication failed",
+                               "is not permitted to log in", "permission denied for database"}) {
       if (msg.find(needle) != std::string::npos) return true;
     }
     return false;
@@ -387,8 +391,10 @@ class PostgresqlDialect final : public Dialect {
     const std::string msg = e.get_error_message();
     for (const char* needle :
          {"SSL was required", "SSL error:", "certificate", "private key", "invalid ",
-          "channel binding", "GSSAPI", "authentication method", "unrecognized configuration "
-          "parameter", "cannot be changed", "permission denied to set parameter",
+          "channel binding", "GSSAPI", "authentication method",
+          "unrecognized configuration "
+          "parameter",
+          "cannot be changed", "permission denied to set parameter",
           "unsupported frontend protocol", "could not parse network address"}) {
       if (msg.find(needle) != std::string::npos) return true;
     }
