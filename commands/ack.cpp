@@ -22,11 +22,7 @@ struct AckOptions {
 
 AckItem item_from_line(const std::string& line, std::size_t number, std::size_t max_payload) {
   try {
-    // The line is an object around the value: one level more than a value may nest.
-    if (json_depth(line) > kMaxJsonDepth + 1)
-      throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
+    const auto doc = parse_line_object(line);
     AckItem item;
     for (const auto& [key, value] : doc.items()) {
       if (key == "id") {

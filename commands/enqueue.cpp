@@ -59,11 +59,7 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
                      std::size_t max_payload) {
   const std::string where = "line " + std::to_string(number) + ": ";
   try {
-    // The line is an object around the value: one level more than a value may nest.
-    if (json_depth(line) > kMaxJsonDepth + 1)
-      throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
+    const auto doc = parse_line_object(line);
     // QUEUE and the per-job options given with --from are defaults for the lines that do
     // not set them; a line's "delay" or "run_at" replaces both --delay and --run-at.
     EnqueueOptions one;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/validate.hpp"
 
 namespace queuectl {
 
@@ -41,6 +42,15 @@ std::string default_worker_id() {
 
 Duration duration_option(const std::string& text, const char* what, Duration fallback) {
   return text.empty() ? fallback : Duration::parse(text, what);
+}
+
+nlohmann::ordered_json parse_line_object(const std::string& line) {
+  // The line is an object around its values: one level more than a value may nest.
+  if (json_depth(line) > kMaxJsonDepth + 1)
+    throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
+  return doc;
 }
 
 }  // namespace queuectl

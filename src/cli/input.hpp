@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/duration.hpp"
 
 namespace queuectl {
@@ -12,6 +14,10 @@ namespace queuectl {
 std::string read_input(const std::string& path);
 // The lines of FILE or stdin ("-"), without their line ends.
 std::vector<std::string> read_lines(const std::string& path);
+// One NDJSON line of `--from` input as a JSON object. Throws UsageError ("not a JSON
+// object", or nested too deeply for its values to stay within kMaxJsonDepth) before any
+// recursive parser or printer sees it.
+nlohmann::ordered_json parse_line_object(const std::string& line);
 // "host:pid", the default worker identity.
 std::string default_worker_id();
 // An optional duration option: empty text means `fallback`.

@@ -273,4 +273,22 @@ inline std::vector<std::string> lines_with(const std::string& text, const std::s
   return out;
 }
 
+// A shell loop that waits until `path` exists (at most ~30s).
+inline std::string wait_for_file(const std::string& path) {
+  return "i=0; while [ ! -e '" + path + "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done";
+}
+
+// Another process holding the named lock `name` (say, another reaper): `queuectl lock` around
+// a command that waits for the file `go`. Returns its pid once it holds the lock; touch `go`
+// to let it finish. Its output goes to `dir`/holder.log.
+inline int hold_lock(const std::string& url, const std::string& name, const std::string& dir,
+                     const std::string& go, Cleanup& cleanup) {
+  const std::string held = dir + "/held", log = dir + "/holder.log";
+  int pid = cleanup.child(spawn_queuectl(
+      url, {"lock", name, "--", "sh", "-c", "touch '" + held + "'; " + wait_for_file(go)}, log));
+  REQUIRE_MESSAGE(wait_until([&] { return file_exists(held); }),
+                  "the lock holder never started: " << read_text(log));
+  return pid;
+}
+
 }  // namespace queuectl::testing::cli

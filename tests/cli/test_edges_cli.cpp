@@ -263,15 +263,8 @@ TEST_CASE("cli: edge: reap -o json while another reaper holds the lock prints a 
   json job = enqueue(url, "q");
   claim_one(url, "q", {"--lease", "300ms", "--worker", "w-dead"});
 
-  const std::string held = dir.path() + "/held", go = dir.path() + "/go";
-  int holder = cleanup.child(spawn_queuectl(url,
-                                            {"lock", "queuectl:reap", "--", "sh", "-c",
-                                             "touch '" + held + "'; i=0; while [ ! -e '" + go +
-                                                 "' ] && [ $i -lt 600 ]; do sleep 0.05; "
-                                                 "i=$((i+1)); done"},
-                                            dir.path() + "/holder.log"));
-  REQUIRE_MESSAGE(wait_until([&] { return file_exists(held); }),
-                  "the lock holder never started: " << read_text(dir.path() + "/holder.log"));
+  const std::string go = dir.path() + "/go";
+  int holder = hold_lock(url, "queuectl:reap", dir.path(), go, cleanup);
   wait_expired(url, 1);
 
   const json skipped = {{"dry_run", false},

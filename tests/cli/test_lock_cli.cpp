@@ -13,8 +13,7 @@ namespace {
 // A shell snippet that appends `start` to `log`, waits until `go` exists (at most ~30s),
 // then appends `end`.
 std::string gated(const std::string& log, const std::string& go) {
-  return "echo start >> '" + log + "'; i=0; while [ ! -e '" + go +
-         "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo end >> '" + log + "'";
+  return "echo start >> '" + log + "'; " + wait_for_file(go) + "; echo end >> '" + log + "'";
 }
 
 }  // namespace
@@ -78,10 +77,7 @@ TEST_CASE("cli: lock --wait: holders of one name take turns, never overlapping")
            "'; echo start >> '" + log + "'; " + middle + "; echo end >> '" + log + "'; rmdir '" +
            dir.path() + "/inside'";
   };
-  auto first = queuectl_async(url, {"lock", "report", "--", "sh", "-c",
-                                    body("i=0; while [ ! -e '" + go +
-                                         "' ] && [ $i -lt 600 ]; do sleep 0.05; "
-                                         "i=$((i+1)); done")});
+  auto first = queuectl_async(url, {"lock", "report", "--", "sh", "-c", body(wait_for_file(go))});
   REQUIRE(wait_until([&] { return !read_lines(log).empty(); }));
   std::vector<std::future<RunResult>> waiters;
   for (int i = 0; i < 3; ++i)
@@ -256,15 +252,8 @@ TEST_CASE("cli: reap while another reaper holds queuectl:reap does nothing; --no
   REQUIRE(claim(url, "q", {"--limit", "2", "--lease", "300ms", "--worker", "w-dead"}).size() == 2);
 
   // Another reaper, as far as the lock goes: it holds queuectl:reap until we let it go.
-  const std::string held = dir.path() + "/held", go = dir.path() + "/go";
-  int holder = cleanup.child(spawn_queuectl(url,
-                                            {"lock", "queuectl:reap", "--", "sh", "-c",
-                                             "touch '" + held + "'; i=0; while [ ! -e '" + go +
-                                                 "' ] && [ $i -lt 600 ]; do sleep 0.05; "
-                                                 "i=$((i+1)); done"},
-                                            dir.path() + "/holder.log"));
-  REQUIRE_MESSAGE(wait_until([&] { return file_exists(held); }),
-                  "the lock holder never started: " << read_text(dir.path() + "/holder.log"));
+  const std::string go = dir.path() + "/go";
+  int holder = hold_lock(url, "queuectl:reap", dir.path(), go, cleanup);
   wait_expired(url, 2);
 
   json before = ok_json(url, {"list", "q"});
@@ -326,15 +315,8 @@ TEST_CASE("cli: reap QUEUE backs off while queuectl:reap:QUEUE is held; other qu
   claim(url, "q1", {"--limit", "2", "--lease", "300ms", "--worker", "w-dead"});
   claim(url, "q2", {"--limit", "2", "--lease", "300ms", "--worker", "w-dead"});
 
-  const std::string held = dir.path() + "/held", go = dir.path() + "/go";
-  int holder = cleanup.child(spawn_queuectl(url,
-                                            {"lock", "queuectl:reap:q1", "--", "sh", "-c",
-                                             "touch '" + held + "'; i=0; while [ ! -e '" + go +
-                                                 "' ] && [ $i -lt 600 ]; do sleep 0.05; "
-                                                 "i=$((i+1)); done"},
-                                            dir.path() + "/holder.log"));
-  REQUIRE_MESSAGE(wait_until([&] { return file_exists(held); }),
-                  "the lock holder never started: " << read_text(dir.path() + "/holder.log"));
+  const std::string go = dir.path() + "/go";
+  int holder = hold_lock(url, "queuectl:reap:q1", dir.path(), go, cleanup);
   wait_expired(url, 4);
 
   RunResult blocked = queuectl(url, {"-o", "json", "reap", "q1"});
@@ -342,7 +324,8 @@ TEST_CASE("cli: reap QUEUE backs off while queuectl:reap:QUEUE is held; other qu
   CHECK(blocked.exit_code == 0);
   CHECK(contains(blocked.err, "another reaper holds the lock"));
   CHECK(contains(blocked.err, "queuectl:reap:q1"));
-  if (!blocked.out.empty()) CHECK(parse(blocked.out)["requeued"] == 0);
+  CHECK(parse(blocked.out)["requeued"] == 0);
+  CHECK(parse(blocked.out)["skipped"] == true);
   CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'q1' AND status = 1") ==
         2);
 

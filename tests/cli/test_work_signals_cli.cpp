@@ -44,11 +44,6 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// A shell loop that waits until `path` exists (at most ~30s).
-std::string wait_for_file(const std::string& path) {
-  return "i=0; while [ ! -e '" + path + "' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done";
-}
-
 }  // namespace
 
 // After SIGTERM, a command that ends within --grace is acked as usual, and the worker
