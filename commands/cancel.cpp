@@ -12,7 +12,8 @@ void setup_cancel(CLI::App& app, Context& ctx) {
     bool force = false;
   };
   auto o = std::make_shared<CancelOptions>();
-  auto* sub = app.add_subcommand("cancel", "Cancel ready jobs (processing ones with --force)");
+  auto* sub =
+      app.add_subcommand("cancel", "Cancel ready or failed jobs (processing ones with --force)");
   sub->add_option("ids", o->ids, "Job ids")->required();
   sub->add_flag("--force", o->force,
                 "Also cancel processing jobs: their workers' ack, fail and extend then exit 3");
@@ -24,9 +25,10 @@ void setup_cancel(CLI::App& app, Context& ctx) {
     auto ids = parse_job_ids(o->ids);
     auto outcome =
         AdminRepository(ctx.migrated_db()).cancel(ids, o->force ? Force::yes : Force::no);
-    report_outcome(ctx, outcome, "canceled",
-                   o->force ? "only ready or processing jobs can be canceled"
-                            : "only ready jobs can be canceled (processing ones with --force)");
+    report_outcome(
+        ctx, outcome, "canceled",
+        o->force ? "only ready, failed or processing jobs can be canceled"
+                 : "only ready or failed jobs can be canceled (processing ones with --force)");
   });
 }
 

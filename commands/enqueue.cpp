@@ -23,9 +23,11 @@ struct EnqueueOptions {
   std::string dedupe_key;
   std::string group_key;
   std::string from;
-  // Whether PAYLOAD and --dedupe-key were given at all (their values cannot tell).
+  // Whether PAYLOAD and the keys were given at all (their values cannot tell: an empty
+  // key is refused, not taken for "no key").
   bool payload_given = false;
   bool dedupe_key_given = false;
+  bool group_key_given = false;
 };
 
 // Builds a validated job from the one-job options.
@@ -43,11 +45,11 @@ NewJob job_from_options(const EnqueueOptions& o, std::size_t max_payload) {
   if (!o.run_at.empty()) job.run_at = parse_time_to_utc(o.run_at);
   validate_positive(o.max_attempts, "--max-attempts");
   job.max_attempts = o.max_attempts;
-  if (!o.dedupe_key.empty()) {
+  if (o.dedupe_key_given) {
     validate_key(o.dedupe_key, "--dedupe-key");
     job.dedupe_key = o.dedupe_key;
   }
-  if (!o.group_key.empty()) {
+  if (o.group_key_given) {
     validate_key(o.group_key, "--group-key");
     job.group_key = o.group_key;
   }
@@ -69,6 +71,7 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
     one.run_at = o.run_at;
     one.max_attempts = o.max_attempts;
     one.group_key = o.group_key;
+    one.group_key_given = o.group_key_given;
     bool line_delay = false, line_run_at = false;
     for (const auto& [key, value] : doc.items()) {
       auto text = [&]() {
@@ -104,8 +107,10 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
         one.max_attempts = integer();
       } else if (key == "dedupe_key") {
         one.dedupe_key = text();
+        one.dedupe_key_given = true;
       } else if (key == "group_key") {
         one.group_key = text();
+        one.group_key_given = true;
       } else {
         throw UsageError("unknown field \"" + key + "\"");
       }
@@ -189,7 +194,9 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
   auto* dedupe_key =
       sub->add_option("--dedupe-key", o->dedupe_key,
                       "Unique per queue: an existing job with this key is returned instead");
-  sub->add_option("--group-key", o->group_key, "Ordering key (reserved for FIFO groups)");
+  auto* group_key =
+      sub->add_option("--group-key", o->group_key,
+                      "Ordered group: jobs of a queue with one key run one at a time, in id order");
   sub->add_option("--from", o->from,
                   "Read NDJSON jobs from FILE or - (one object a line: "
                   "queue, payload, priority, delay, run_at, max_attempts, dedupe_key, "
@@ -201,11 +208,13 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  queuectl enqueue emails '{\"to\":\"a@example.com\"}' --priority 10\n"
       "  queuectl enqueue reports '{}' --delay 5m --dedupe-key report-2026-11\n"
+      "  queuectl enqueue orders '{\"step\":1}' --group-key order-42   (runs before step 2)\n"
       "  queuectl enqueue --from jobs.ndjson\n"
       "  queuectl enqueue emails --priority 5 --from -   (lines without queue/priority get these)");
-  sub->callback([&ctx, o, payload, dedupe_key] {
+  sub->callback([&ctx, o, payload, dedupe_key, group_key] {
     o->payload_given = payload->count() > 0;
     o->dedupe_key_given = dedupe_key->count() > 0;
+    o->group_key_given = group_key->count() > 0;
     ctx.print(run_enqueue(ctx, *o));
   });
 }

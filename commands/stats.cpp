@@ -61,6 +61,11 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   for (const auto& s : stats)
     out +=
         "queuectl_queue_paused{queue=\"" + label(s.queue) + "\"} " + (s.paused ? "1" : "0") + "\n";
+  out += "# HELP queuectl_queue_strict_groups 1 while a failed group head blocks its group.\n";
+  out += "# TYPE queuectl_queue_strict_groups gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_queue_strict_groups{queue=\"" + label(s.queue) + "\"} " +
+           (s.strict_groups ? "1" : "0") + "\n";
   return out;
 }
 

@@ -88,7 +88,8 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("command", o->command, "The command to run, after --")->required();
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
-      "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS and QUEUECTL_LOCK_TOKEN in its environment.\n"
+      "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS, QUEUECTL_LOCK_TOKEN and, for a job of an\n"
+      "ordered group, QUEUECTL_GROUP_KEY in its environment.\n"
       "Exit 0 acks the job (stdout is kept as the result when it is JSON); any other exit\n"
       "fails it with the tail of stderr. On SIGTERM/SIGINT the worker stops claiming, waits\n"
       "--grace for running jobs, then stops them and releases their jobs; a second signal\n"

@@ -68,8 +68,10 @@ _queuectl_valued() {
         work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval" ;;
         list) v+=" --status --limit --after" ;;
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
+        groups) v+=" --limit" ;;
         retry) v+=" --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
+        queue) v+=" --strict-groups" ;;
         reap) v+=" --batch" ;;
         lock) v+=" --wait" ;;
     esac
@@ -91,9 +93,11 @@ _queuectl_options() {
         work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --poll-interval" ;;
         list) printf '%s' "--status --limit --after" ;;
         leases) printf '%s' "--expired --expiring-within --older-than --worker --limit" ;;
+        groups) printf '%s' "--blocked --limit" ;;
         retry) printf '%s' "--status --older-than" ;;
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
+        queue) printf '%s' "--strict-groups" ;;
         reap) printf '%s' "--batch --dry-run --no-lock" ;;
         lock) printf '%s' "--wait" ;;
     esac
@@ -189,6 +193,9 @@ _queuectl() {
                     list=$keep
                 fi
                 ;;
+            --strict-groups)
+                list="on off"
+                ;;
             --db)
                 list="postgresql:// mysql:// sqlite:///"
                 nospace=1
@@ -216,10 +223,10 @@ _queuectl() {
         list=$(_queuectl_options "$cmd")
         [[ -n $cmd && ($cmd == work || $cmd == lock) ]] && list+=" --"
     elif [[ -z $cmd ]]; then
-        list="migrate enqueue claim ack fail extend release work show list stats leases retry cancel purge pause resume reap lock"
+        list="migrate enqueue claim ack fail extend release work show list stats leases groups retry cancel purge pause resume queue reap lock"
     else
         case $cmd in
-            enqueue | claim | work | list | leases | retry | purge | pause | resume | reap | stats)
+            enqueue | claim | work | list | leases | groups | retry | purge | pause | resume | queue | reap | stats)
                 if ((npos == 0)) || [[ $cmd == stats ]]; then
                     list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
                     if [[ $cmd == stats ]] && ((npos > 0)); then

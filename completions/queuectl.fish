@@ -30,10 +30,14 @@ function __queuectl_valued
             set -a v --status --limit --after
         case leases
             set -a v --expiring-within --older-than --worker --limit
+        case groups
+            set -a v --limit
         case retry
             set -a v --status --older-than
         case purge
             set -a v --older-than --status --batch
+        case queue
+            set -a v --strict-groups
         case reap
             set -a v --batch
         case lock
@@ -96,7 +100,7 @@ function __queuectl_wants_queue
     switch $s[1]
         case stats
             return 0
-        case enqueue claim work list leases retry purge pause resume reap
+        case enqueue claim work list leases groups retry purge pause resume queue reap
             test $s[2] -eq 0
         case '*'
             return 1
@@ -198,11 +202,13 @@ complete -c queuectl -n $needs_command -a show -d 'Show one job with every colum
 complete -c queuectl -n $needs_command -a list -d 'List jobs, oldest id first, a page at a time'
 complete -c queuectl -n $needs_command -a stats -d 'Per-queue counts: ready, scheduled, processing, ...'
 complete -c queuectl -n $needs_command -a leases -d 'Show processing jobs, their workers and time left'
+complete -c queuectl -n $needs_command -a groups -d 'Ordered groups that are busy or blocked, with their heads'
 complete -c queuectl -n $needs_command -a retry -d 'Put failed or canceled jobs back to ready'
-complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready jobs (processing ones with --force)'
+complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready or failed jobs (processing ones with --force)'
 complete -c queuectl -n $needs_command -a purge -d 'Delete finished jobs older than a cutoff'
 complete -c queuectl -n $needs_command -a pause -d 'Pause a queue: claims get nothing until resume'
 complete -c queuectl -n $needs_command -a resume -d 'Resume a paused queue'
+complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (strict groups)'
 complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expired (for cron)'
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
 
@@ -220,7 +226,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l delay -x -d 'Ru
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l run-at -x -d 'Run no earlier than TIME (RFC 3339)'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l max-attempts -x -d 'Attempts before the job fails (default 25)'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l dedupe-key -x -d 'Unique per queue: an existing job with this key is returned'
-complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l group-key -x -d 'Ordering key (reserved for FIFO groups)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l group-key -x -d 'Ordered group: jobs of a queue with one key run one at a time, in id order'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l from -r -F -d 'Read NDJSON jobs from FILE or -'
 # claim
 complete -c queuectl -n '__fish_seen_subcommand_from claim' -l limit -x -d 'Jobs to claim at most (default 1)'
@@ -260,6 +266,9 @@ complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expiring-within 
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l older-than -x -d 'Only leases taken more than DUR ago'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l worker -x -d 'Only leases held by this worker'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l limit -x -d 'At most N leases (default 1000)'
+# groups
+complete -c queuectl -n '__fish_seen_subcommand_from groups' -l blocked -d 'Only groups blocked by a failed head (strict mode)'
+complete -c queuectl -n '__fish_seen_subcommand_from groups' -l limit -x -d 'At most N groups (default 100)'
 # retry
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With QUEUE: failed (default) and/or canceled'
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With QUEUE: only jobs finished over DUR ago'
@@ -270,6 +279,8 @@ complete -c queuectl -n '__fish_seen_subcommand_from purge' -l older-than -x -d 
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l status -x -a '(__queuectl_statuses)' -d 'Which finished jobs (default all)'
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l batch -x -d 'Rows deleted per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l dry-run -d 'Count what would be deleted; delete nothing'
+# queue
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l strict-groups -x -a 'on off' -d 'A failed job blocks the rest of its group (on) or not (off, default)'
 # reap
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l dry-run -d 'Show what would happen; change nothing'

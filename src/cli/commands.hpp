@@ -24,6 +24,7 @@ void setup_show(CLI::App& app, Context& ctx);
 void setup_list(CLI::App& app, Context& ctx);
 void setup_stats(CLI::App& app, Context& ctx);
 void setup_leases(CLI::App& app, Context& ctx);
+void setup_groups(CLI::App& app, Context& ctx);
 // Operating
 void setup_reap(CLI::App& app, Context& ctx);
 void setup_lock(CLI::App& app, Context& ctx);
@@ -32,6 +33,7 @@ void setup_cancel(CLI::App& app, Context& ctx);
 void setup_purge(CLI::App& app, Context& ctx);
 void setup_pause(CLI::App& app, Context& ctx);
 void setup_resume(CLI::App& app, Context& ctx);
+void setup_queue(CLI::App& app, Context& ctx);
 // Hidden: feeds the shell completions.
 void setup_complete(CLI::App& app, Context& ctx);
 

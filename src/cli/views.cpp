@@ -113,7 +113,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
   Output out;
   out.document = nlohmann::ordered_json::array();
   Table t{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "DONE", "FAILED", "CANCELED",
-           "PAUSED", "OLDEST_READY"},
+           "PAUSED", "STRICT", "OLDEST_READY"},
           {}};
   for (const QueueStats& s : stats) {
     nlohmann::ordered_json age = s.oldest_ready_age_seconds
@@ -128,6 +128,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                             {"failed", s.failed},
                             {"canceled", s.canceled},
                             {"paused", s.paused},
+                            {"strict_groups", s.strict_groups},
                             {"oldest_ready_age_seconds", age}});
     char age_text[32] = "-";
     if (s.oldest_ready_age_seconds)
@@ -135,7 +136,38 @@ Output stats_view(const std::vector<QueueStats>& stats) {
     t.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
                       std::to_string(s.processing), std::to_string(s.expired),
                       std::to_string(s.done), std::to_string(s.failed), std::to_string(s.canceled),
-                      s.paused ? "yes" : "no", age_text});
+                      s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no", age_text});
+  }
+  out.items = out.document;
+  out.table = t;
+  return out;
+}
+
+Output groups_view(const std::vector<GroupHead>& groups) {
+  Output out;
+  out.document = nlohmann::ordered_json::array();
+  Table t{{"GROUP", "STATE", "HEAD", "ATTEMPTS", "AGE", "RUN_AT", "WAITING", "LAST_ERROR"}, {}};
+  for (const GroupHead& g : groups) {
+    // processing; waiting: ready, but not due before run_at (a retry backoff); blocked:
+    // failed, in a strict queue.
+    const char* state = g.status == Status::processing ? "processing"
+                        : g.status == Status::ready    ? "waiting"
+                                                       : "blocked";
+    out.document.push_back({{"group_key", g.group_key},
+                            {"state", state},
+                            {"head_id", g.id},
+                            {"head_status", std::string(status_name(g.status))},
+                            {"attempts", g.attempts},
+                            {"age_seconds", g.age_seconds},
+                            {"run_at", g.run_at},
+                            {"waiting", g.waiting},
+                            {"last_error", opt(g.last_error)}});
+    char age[32];
+    std::snprintf(age, sizeof age, "%.1fs", g.age_seconds);
+    std::string error = g.last_error ? g.last_error->substr(0, g.last_error->find('\n')) : "";
+    t.rows.push_back({shorten(cell(g.group_key), 32), state, std::to_string(g.id),
+                      std::to_string(g.attempts), age, g.run_at, std::to_string(g.waiting),
+                      error.empty() ? "-" : shorten(cell(error), 40)});
   }
   out.items = out.document;
   out.table = t;

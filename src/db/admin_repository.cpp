@@ -70,8 +70,9 @@ IdOutcome AdminRepository::retry(const std::vector<std::int64_t>& ids) {
 
 IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
   if (force == Force::yes)
-    return change_ids(ids, db_.sql().cancel_ids_force, {Status::ready, Status::processing});
-  return change_ids(ids, db_.sql().cancel_ids, {Status::ready});
+    return change_ids(ids, db_.sql().cancel_ids_force,
+                      {Status::ready, Status::processing, Status::failed});
+  return change_ids(ids, db_.sql().cancel_ids, {Status::ready, Status::failed});
 }
 
 std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f, std::int64_t after) {
@@ -142,6 +143,31 @@ bool AdminRepository::resume(const std::string& queue) {
     changed = st.get_affected_rows();
   });
   return changed > 0;
+}
+
+void AdminRepository::set_strict_groups(const std::string& queue, bool strict) {
+  db_.transaction([&] {
+    std::string q = queue;
+    int flag = strict ? 1 : 0;
+    db_.session() << db_.sql().set_strict_groups, use(q, "queue"), use(flag, "strict");
+  });
+}
+
+QueueSettings AdminRepository::settings(const std::string& queue) {
+  QueueSettings out;
+  db_.retrying([&] {
+    out = {};
+    out.queue = queue;
+    std::string q = queue;
+    int paused = 0, strict = 0;
+    soci::statement st = (db_.session().prepare << db_.sql().queue_settings, soci::into(paused),
+                          soci::into(strict), use(q, "queue"));
+    if (st.execute(true)) {
+      out.paused = paused != 0;
+      out.strict_groups = strict != 0;
+    }
+  });
+  return out;
 }
 
 std::vector<std::string> AdminRepository::queue_names() {

@@ -31,6 +31,13 @@ struct FinishedFilter {
 
 enum class Force { no, yes };
 
+// A queue's settings, kept beside each other in queuectl_queues.
+struct QueueSettings {
+  std::string queue;
+  bool paused = false;
+  bool strict_groups = false;  // a failed group head blocks its group
+};
+
 class AdminRepository {
  public:
   explicit AdminRepository(Database& db) : db_(db) {}
@@ -39,8 +46,9 @@ class AdminRepository {
   IdOutcome retry(const std::vector<std::int64_t>& ids);
   // Every job matching the filter back to READY, a batch at a time; returns their ids.
   std::vector<std::int64_t> retry_matching(const FinishedFilter& filter);
-  // READY jobs to CANCELED; with Force::yes PROCESSING ones too (their holders' acks
-  // then fail with lease lost).
+  // READY and FAILED jobs to CANCELED (a failed head then no longer blocks its group in a
+  // strict queue); with Force::yes PROCESSING ones too (their holders' acks then fail with
+  // lease lost).
   IdOutcome cancel(const std::vector<std::int64_t>& ids, Force force);
   // Deletes finished jobs matching the filter in primary-key batches, each its own short
   // transaction; DryRun::yes only counts. `progress` gets the running count.
@@ -49,6 +57,10 @@ class AdminRepository {
   void pause(const std::string& queue);
   // Returns false when the queue was not paused.
   bool resume(const std::string& queue);
+  // Turns strict groups on or off; a queue with no settings yet gets them.
+  void set_strict_groups(const std::string& queue, bool strict);
+  // The queue's settings (defaults when it has none).
+  QueueSettings settings(const std::string& queue);
   // Every queue with jobs or settings, for completions and pause's check for a new name.
   std::vector<std::string> queue_names();
   // Of `ids`, those that have no job row (in the order given), read in chunks.

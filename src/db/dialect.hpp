@@ -36,12 +36,17 @@ struct Statements {
   std::string jobs_by_ids;         // {ids}
 
   // Claim. With claim_returns_jobs, `claim` is one statement returning the claimed jobs
-  // (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` returns ids
-  // (:queue :limit) inside a transaction, `claim_mark` marks them ({ids} :worker :token
-  // :lease_ms) and jobs_by_ids reads them back.
+  // (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` locks and returns
+  // (id, 1 when the job has a group key) rows (:queue :limit) inside a transaction;
+  // when any is grouped, `claim_recheck` ({ids}) returns those still their group's head,
+  // read afresh after the locks were taken; `claim_mark` marks them ({ids} :worker :token
+  // :lease_ms) and jobs_by_ids reads them back. Either way a grouped job is claimed only
+  // as its group's head (no job of its group processing, no older one ready, no older one
+  // failed in a strict queue), so a claim takes at most one job of a group.
   bool claim_returns_jobs = true;
   std::string claim;
   std::string claim_pick;
+  std::string claim_recheck;
   std::string claim_mark;
 
   std::string ack;  // :result :id :token
@@ -91,7 +96,19 @@ struct Statements {
   std::string delete_ids;    // {ids}, only finished rows
   std::string pause_queue;   // :queue
   std::string resume_queue;  // :queue
-  std::string queue_names;   // -> queue, every queue with jobs or settings
+  // Strict groups (:queue :strict 0/1): inserts the queue's settings row when missing.
+  std::string set_strict_groups;
+  // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1); no row: defaults.
+  std::string queue_settings;
+  std::string strict_queues;  // -> queue, every queue in strict mode
+
+  // Ordered groups of one queue (:queue :blocked_only 0/1 :limit): one row per group whose
+  // head is processing, waiting (ready, not yet due) or, in a strict queue, failed; or due
+  // (ready and claimable). -> group_key, head id, head status, attempts, age of the head in
+  // seconds (since it was enqueued), run_at (RFC 3339), jobs waiting behind the head,
+  // last_error of the head. Busiest first: processing, waiting, failed; then by head id.
+  std::string list_groups;
+  std::string queue_names;  // -> queue, every queue with jobs or settings
 
   // Named locks. Server backends hold them on the session (lock_acquire returns 1 when
   // taken: :key :token :ttl_ms); SQLite keeps a row in queuectl_locks that expires unless

@@ -165,10 +165,30 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   std::string queue = r.queue, worker = r.worker, tok = token;
   int limit = r.limit;
   long long lease_ms = r.lease.ms();
-  std::vector<long long> picked = fetch_ids(s, q.claim_pick, [&](soci::statement& st) {
-    st.exchange(use(queue, "queue"));
-    st.exchange(use(limit, "limit"));
-  });
+  // Row by row, as fetch_ids does (a one-element vector into() reads a single row).
+  std::vector<long long> picked;
+  bool any_grouped = false;
+  {
+    long long id = 0;
+    int grouped = 0;
+    soci::statement pick(s);
+    pick.exchange(soci::into(id));
+    pick.exchange(soci::into(grouped));
+    pick.exchange(use(queue, "queue"));
+    pick.exchange(use(limit, "limit"));
+    prepare_once(pick, q.claim_pick);
+    for (bool got = pick.execute(true); got; got = pick.fetch()) {
+      picked.push_back(id);
+      any_grouped = any_grouped || grouped != 0;
+    }
+  }
+  // The heads were read before their locks were taken: read them again, now that no
+  // other claimer can take them, and keep only those still at the head of their group.
+  if (any_grouped && !q.claim_recheck.empty()) {
+    std::vector<long long> bound = picked;
+    picked = fetch_ids(s, expand_ids(q.claim_recheck, bound.size()),
+                       [&](soci::statement& st) { bind_ids(st, bound); });
+  }
   if (picked.empty()) return {};
   soci::statement mark(s);
   bind_ids(mark, picked);
@@ -399,6 +419,9 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     }
     soci::statement paused = (s.prepare << q.paused_queues, soci::into(name));
     for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
+    soci::statement strict = (s.prepare << q.strict_queues, soci::into(name));
+    for (bool got = strict.execute(true); got; got = strict.fetch())
+      entry(name).strict_groups = true;
   });
   std::vector<QueueStats> out;
   if (queues.empty()) {

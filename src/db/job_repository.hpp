@@ -74,6 +74,7 @@ struct QueueStats {
   std::int64_t failed = 0;
   std::int64_t canceled = 0;
   bool paused = false;
+  bool strict_groups = false;
   std::optional<double> oldest_ready_age_seconds;
 };
 
@@ -88,6 +89,7 @@ class JobRepository {
 
   // Claims up to `limit` due jobs of an unpaused queue with SKIP LOCKED; each gets the
   // lease, the worker and one fresh token; attempts grows by one. Empty when none is due.
+  // A job with a group key is taken only as its group's head, so at most one per group.
   std::vector<Job> claim(const ClaimRequest& request);
 
   // Marks the job done. Throws LeaseLost unless it is processing under `token`, NotFound

@@ -273,6 +273,7 @@ void Worker::start_job(const Job& job) {
       {"QUEUECTL_MAX_ATTEMPTS", std::to_string(job.max_attempts)},
       {"QUEUECTL_LOCK_TOKEN", job.lock_token.value_or("")},
   };
+  if (job.group_key) env["QUEUECTL_GROUP_KEY"] = *job.group_key;
   Running r;
   r.job = job;
   r.started = Clock::now();

@@ -37,13 +37,13 @@ class OrdersTable {
 // "written twice" clause.
 std::string outbox_insert(bool skip_duplicate) {
   const std::string values =
-      "('outbox', '{\"event\":\"order.paid\",\"order_id\":42}', 'order.paid:42'";
+      "('outbox', '{\"event\":\"order.paid\",\"order_id\":42}', 'order.paid:42', 'order:42'";
   if (backend_under_test() == Backend::mysql)
-    return "INSERT INTO job_queue (queue, payload, dedupe_key, run_at, created_at, updated_at) "
-           "VALUES " +
+    return "INSERT INTO job_queue (queue, payload, dedupe_key, group_key, run_at, created_at, "
+           "updated_at) VALUES " +
            values + ", UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))" +
            (skip_duplicate ? " ON DUPLICATE KEY UPDATE id = id" : "");
-  return "INSERT INTO job_queue (queue, payload, dedupe_key) VALUES " + values + ")" +
+  return "INSERT INTO job_queue (queue, payload, dedupe_key, group_key) VALUES " + values + ")" +
          (skip_duplicate ? " ON CONFLICT DO NOTHING" : "");
 }
 
@@ -98,6 +98,7 @@ TEST_CASE("cli: the outbox: an event committed with the business change is relay
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0]["status"] == "done");
   CHECK(jobs[0]["dedupe_key"] == "order.paid:42");
+  CHECK(jobs[0]["group_key"] == "order:42");
   CHECK(jobs[0]["attempts"] == 1);
 
   // Relayed once: a second relay finds nothing.

@@ -56,6 +56,19 @@ expect_has() {
     done
     if [[ -z $missing ]]; then ok "$name"; else not_ok "$name" "contains $2" "[$(sorted "$3")] lacks$missing"; fi
 }
+# expect_seq NAME EXPECTED ACTUAL: the same words in the same order.
+expect_seq() {
+    local name=$1 want got
+    want=$(lines "$2" | paste -sd' ' -) got=$(lines "$3" | paste -sd' ' -)
+    if [[ $want == "$got" ]]; then ok "$name"; else not_ok "$name" "[$want]" "[$got]"; fi
+}
+# expect_text NAME EXPECTED ACTUAL: the same text, line for line.
+expect_text() {
+    if [[ $2 == "$3" ]]; then ok "$1"; else
+        not_ok "$1" "the lines marked - (first 10 differences)" \
+            "$(diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | sed -n 's/^</-/p; s/^>/+/p' | head -n 10 | paste -sd'|' -)"
+    fi
+}
 expect_empty_file() { # NAME FILE
     if [[ ! -s $2 ]]; then ok "$1"; else not_ok "$1" "no output on stderr" "$(head -c 300 "$2")"; fi
 }
@@ -69,6 +82,15 @@ queuectl -q --db "$ALT" enqueue nightly '{}' >/dev/null
 queuectl -q --db "$ALT" enqueue mail:high '{}' >/dev/null
 expect_eq "fixture: __complete queues lists emails and reports" \
     "emails reports" "$(queuectl __complete queues)"
+# The commands `queuectl --help` lists, in its order: "NAME<TAB>Description" lines.
+HELP_CMDS=$(queuectl --help | sed -n 's/^  \([a-z][a-z-]*\)  \+\(.*\)$/\1\t\2/p')
+HELP_NAMES=$(cut -f1 <<<"$HELP_CMDS" | paste -sd' ' -)
+expect_has "fixture: queuectl --help lists the commands (groups and queue among them)" \
+    "migrate enqueue leases groups retry cancel resume queue reap lock" "$HELP_NAMES"
+# The help text of enqueue --group-key.
+GROUP_KEY_HELP=$(queuectl enqueue --help | sed -n 's/^  --group-key TEXT  \+//p')
+if [[ -n $GROUP_KEY_HELP ]]; then ok "fixture: queuectl enqueue --help describes --group-key"; else
+    not_ok "fixture: queuectl enqueue --help describes --group-key" "a --group-key line" "none"; fi
 
 # --- bash --------------------------------------------------------------------
 echo "# bash $BASH_VERSION"
@@ -121,8 +143,7 @@ bcheck() {
 }
 
 bcheck eq "queuectl cl<TAB> -> claim" "queuectl cl" "claim"
-bcheck eq "queuectl <TAB> -> every command" "queuectl " \
-    "migrate enqueue claim ack fail extend release work show list stats leases retry cancel purge pause resume reap lock"
+bcheck seq "queuectl <TAB> -> every command, in the order of queuectl --help" "queuectl " "$HELP_NAMES"
 bcheck eq "queuectl claim <TAB> -> queues from \$QUEUECTL_DB" "queuectl claim " "emails reports"
 bcheck eq "queuectl claim em<TAB> -> emails" "queuectl claim em" "emails"
 bcheck eq "queuectl claim emails <TAB> -> nothing (one queue only)" "queuectl claim emails " ""
@@ -149,6 +170,28 @@ bcheck eq "queuectl work emails <TAB> -> --" "queuectl work emails " "--"
 bcheck has "queuectl work emails -- ech<TAB> -> commands" "queuectl work emails -- ech" "echo"
 bcheck eq "queuectl show <TAB> -> nothing (a job id)" "queuectl show " ""
 bcheck eq "queuectl claim --lease <TAB> -> nothing (a duration)" "queuectl claim --lease " ""
+# groups QUEUE [--blocked] [--limit N]
+bcheck eq "queuectl gr<TAB> -> groups" "queuectl gr" "groups"
+bcheck eq "queuectl groups <TAB> -> queues" "queuectl groups " "emails reports"
+bcheck eq "queuectl --db ALT groups <TAB> -> queues of that db" "queuectl --db $ALT groups " "nightly mail:high"
+bcheck eq "queuectl groups emails <TAB> -> nothing (one queue only)" "queuectl groups emails " ""
+bcheck has "queuectl groups emails --<TAB> has --blocked --limit" "queuectl groups emails --" "--blocked --limit --db --help"
+bcheck eq "queuectl groups emails --b<TAB> -> --blocked" "queuectl groups emails --b" "--blocked"
+bcheck eq "queuectl groups emails --l<TAB> -> --limit" "queuectl groups emails --l" "--limit"
+bcheck eq "queuectl groups --limit <TAB> -> nothing (a count)" "queuectl groups --limit " ""
+bcheck eq "queuectl groups --limit 5 <TAB> -> queues (option value skipped)" "queuectl groups --limit 5 " "emails reports"
+bcheck eq "queuectl groups --blocked <TAB> -> queues (a flag)" "queuectl groups --blocked " "emails reports"
+# queue QUEUE [--strict-groups on|off]
+bcheck eq "queuectl qu<TAB> -> queue" "queuectl qu" "queue"
+bcheck eq "queuectl queue <TAB> -> queues" "queuectl queue " "emails reports"
+bcheck eq "queuectl --db ALT queue mail:<TAB> -> high" "queuectl --db $ALT queue mail:" "high"
+bcheck eq "queuectl queue emails <TAB> -> nothing (one queue only)" "queuectl queue emails " ""
+bcheck has "queuectl queue emails --<TAB> has --strict-groups" "queuectl queue emails --" "--strict-groups --db --help"
+bcheck eq "queuectl queue emails --s<TAB> -> --strict-groups" "queuectl queue emails --s" "--strict-groups"
+bcheck eq "queuectl queue emails --strict-groups <TAB> -> on off" "queuectl queue emails --strict-groups " "on off"
+bcheck eq "queuectl queue emails --strict-groups o<TAB> -> on off" "queuectl queue emails --strict-groups o" "on off"
+bcheck eq "queuectl queue emails --strict-groups=of<TAB> -> off" "queuectl queue emails --strict-groups=of" "off"
+bcheck eq "queuectl queue --strict-groups on <TAB> -> queues (option value skipped)" "queuectl queue --strict-groups on " "emails reports"
 IFS_BEFORE=$IFS
 bash_complete "queuectl claim " >/dev/null
 _queuectl >/dev/null 2>&1 || true
@@ -220,6 +263,20 @@ EOF
         "queuectl -o "
         "queuectl stats emails "
         "queuectl work emails -- ech"
+        "queuectl gr"
+        "queuectl groups "
+        "queuectl --db $ALT groups "
+        "queuectl groups emails --b"
+        "queuectl groups emails --l"
+        "queuectl groups --limit 5 "
+        "queuectl qu"
+        "queuectl queue "
+        "queuectl queue --db $ALT "
+        "queuectl queue emails --s"
+        "queuectl queue emails --strict-groups "
+        "queuectl queue emails --strict-groups=o"
+        "queuectl queue --strict-groups on "
+        "queuectl enqueue emails --gr"
     )
     if zout=$(QC_TMP=$TMP QC_COMPDIR=$COMPDIR zsh -f "$TMP/zsh-driver.zsh" "${zlines[@]}" 2>&1); then
         zhits() { awk -v l="### $1" '$0 == l {on = 1; next} /^### / {on = 0} on' <<<"$zout"; }
@@ -234,9 +291,35 @@ EOF
         expect_has "zsh: queuectl -o <TAB> has json" "json table ndjson prometheus" "$(zhits "queuectl -o ")"
         expect_eq "zsh: queuectl stats emails <TAB> -> reports" "reports" "$(zhits "queuectl stats emails ")"
         expect_has "zsh: queuectl work emails -- ech<TAB> has echo" "echo" "$(zhits "queuectl work emails -- ech")"
+        expect_eq "zsh: queuectl gr<TAB> -> groups" "groups" "$(zhits "queuectl gr")"
+        expect_eq "zsh: queuectl groups <TAB> -> emails reports" "emails reports" "$(zhits "queuectl groups ")"
+        expect_eq "zsh: queuectl --db ALT groups <TAB> -> queues of that db" "nightly mail:high" "$(zhits "queuectl --db $ALT groups ")"
+        expect_eq "zsh: queuectl groups emails --b<TAB> -> --blocked" "--blocked" "$(zhits "queuectl groups emails --b")"
+        expect_eq "zsh: queuectl groups emails --l<TAB> -> --limit" "--limit" "$(zhits "queuectl groups emails --l")"
+        expect_eq "zsh: queuectl groups --limit 5 <TAB> -> emails reports" "emails reports" "$(zhits "queuectl groups --limit 5 ")"
+        expect_eq "zsh: queuectl qu<TAB> -> queue" "queue" "$(zhits "queuectl qu")"
+        expect_eq "zsh: queuectl queue <TAB> -> emails reports" "emails reports" "$(zhits "queuectl queue ")"
+        expect_eq "zsh: queuectl queue --db ALT <TAB> -> queues of that db" "nightly mail:high" "$(zhits "queuectl queue --db $ALT ")"
+        expect_eq "zsh: queuectl queue emails --s<TAB> -> --strict-groups" "--strict-groups" "$(zhits "queuectl queue emails --s")"
+        expect_eq "zsh: queuectl queue emails --strict-groups <TAB> -> on off" "on off" "$(zhits "queuectl queue emails --strict-groups ")"
+        expect_eq "zsh: queuectl queue emails --strict-groups=o<TAB> -> on off" "on off" "$(zhits "queuectl queue emails --strict-groups=o")"
+        expect_eq "zsh: queuectl queue --strict-groups on <TAB> -> emails reports" "emails reports" "$(zhits "queuectl queue --strict-groups on ")"
+        expect_eq "zsh: queuectl enqueue emails --gr<TAB> -> --group-key" "--group-key" "$(zhits "queuectl enqueue emails --gr")"
     else
         not_ok "zsh: interactive completion on a pty" "the driver runs" "$zout"
     fi
+
+    # The commands array of _queuectl, evaluated by zsh: the commands of --help in
+    # its order, each described as there (first letter in lower case).
+    # shellcheck disable=SC2016 # zsh expands these
+    # (Renamed: $commands is zsh's table of external commands.)
+    got=$(sed -n '/^ *commands=($/,/^ *)$/{s/^\( *\)commands=(/\1qc_commands=(/;p}' "$COMPDIR/_queuectl" |
+        zsh -f -c 'eval "$(cat)"; for c in $qc_commands; print -r -- "${c%%:*}	${c#*:}"' 2>&1) || true
+    expect_text "zsh: the commands and their descriptions are those of queuectl --help, in its order" \
+        "$(awk -F'\t' '{ print $1 "\t" tolower(substr($2, 1, 1)) substr($2, 2) }' <<<"$HELP_CMDS")" "$got"
+    want="'--group-key=[${GROUP_KEY_HELP,}]"
+    if grep -qF -- "$want" "$COMPDIR/_queuectl"; then ok "zsh: enqueue --group-key described as in queuectl enqueue --help"; else
+        not_ok "zsh: enqueue --group-key described as in queuectl enqueue --help" "$want" "$(grep -F -- "'--group-key=" "$COMPDIR/_queuectl")"; fi
 else
     not_ok "zsh: installed" "zsh on PATH (apt-get install -y zsh)" "not found"
 fi
@@ -268,6 +351,34 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl stats emails <TAB> -> reports" "queuectl stats emails " "reports"
     fcheck eq "queuectl work emails <TAB> -> --" "queuectl work emails " "--"
     fcheck has "queuectl work emails -- ech<TAB> has echo" "queuectl work emails -- ech" "echo"
+    fcheck eq "queuectl gr<TAB> -> groups" "queuectl gr" "groups"
+    fcheck eq "queuectl groups <TAB> -> emails reports" "queuectl groups " "emails reports"
+    fcheck eq "queuectl --db ALT groups <TAB> -> queues of that db" "queuectl --db $ALT groups " "nightly mail:high"
+    fcheck eq "queuectl groups emails <TAB> -> nothing (one queue only)" "queuectl groups emails " ""
+    fcheck eq "queuectl groups emails --b<TAB> -> --blocked" "queuectl groups emails --b" "--blocked"
+    fcheck eq "queuectl groups emails --l<TAB> -> --limit" "queuectl groups emails --l" "--limit"
+    fcheck eq "queuectl groups --limit <TAB> -> nothing (a count)" "queuectl groups --limit " ""
+    fcheck eq "queuectl groups --limit 5 <TAB> -> emails reports (value skipped)" "queuectl groups --limit 5 " "emails reports"
+    fcheck eq "queuectl qu<TAB> -> queue" "queuectl qu" "queue"
+    fcheck eq "queuectl queue <TAB> -> emails reports" "queuectl queue " "emails reports"
+    fcheck eq "queuectl queue --db ALT <TAB> -> queues of that db" "queuectl queue --db $ALT " "nightly mail:high"
+    fcheck eq "queuectl queue emails <TAB> -> nothing (one queue only)" "queuectl queue emails " ""
+    fcheck eq "queuectl queue emails --s<TAB> -> --strict-groups" "queuectl queue emails --s" "--strict-groups"
+    fcheck eq "queuectl queue emails --strict-groups <TAB> -> on off" "queuectl queue emails --strict-groups " "on off"
+    fcheck eq "queuectl queue emails --strict-groups=o<TAB> -> on off" "queuectl queue emails --strict-groups=o" \
+        "--strict-groups=on --strict-groups=off"
+    fcheck eq "queuectl queue --strict-groups on <TAB> -> emails reports (value skipped)" "queuectl queue --strict-groups on " "emails reports"
+    # Descriptions: fish prints "candidate<TAB>description".
+    # shellcheck disable=SC2016
+    got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl "' "$COMPDIR/queuectl.fish" 2>&1) || true
+    expect_text "fish: the commands and their descriptions are those of queuectl --help" \
+        "$(LC_ALL=C sort <<<"$HELP_CMDS")" "$(LC_ALL=C sort <<<"$got")"
+    # shellcheck disable=SC2016 # a literal $needs_command
+    expect_seq "fish: the commands are defined in the order of queuectl --help" "$HELP_NAMES" \
+        "$(sed -n 's/^complete -c queuectl -n \$needs_command -a \([a-z-]*\) .*/\1/p' "$COMPDIR/queuectl.fish")"
+    # shellcheck disable=SC2016
+    got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl enqueue emails --group-k"' "$COMPDIR/queuectl.fish" 2>&1) || true
+    expect_text "fish: enqueue --group-key described as in queuectl enqueue --help" "--group-key	$GROUP_KEY_HELP" "$got"
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'set -p fish_complete_path $argv[1]; complete -C "queuectl cl"' "$COMPDIR" 2>&1 | cut -f1) || true
     expect_eq "fish: autoloads queuectl.fish from fish_complete_path" "claim" "$got"

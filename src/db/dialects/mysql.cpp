@@ -47,6 +47,22 @@ namespace {
   "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * :jitter)"
 #define QC_RUN_AT_AFTER_BACKOFF "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS " * 1000) MICROSECOND)"
 
+// A ready job `j` with a group key is its group's head and may run: no job of its group is
+// processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
+// queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of
+// ix_job_queue_groups (queue, group_key, status, id); jobs without a key pass at once.
+constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
+           NOT EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1)
+       AND NOT EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
+                          AND k.id < j.id)
+       AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
+                         WHERE p.queue = j.queue AND p.strict_groups = 1)
+                AND EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
+                             WHERE k.queue = j.queue AND k.group_key = j.group_key
+                               AND k.status = 3 AND k.id < j.id)))))";
+
 constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
     "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
@@ -82,18 +98,26 @@ Statements make_statements() {
 
   // The claim, in one transaction at READ COMMITTED (set on the session). The SELECT
   // locks the rows it returns and skips rows other claimers hold; the UPDATE marks them.
+  // A grouped job must be its group's head (kGroupHead). The NOT EXISTS sub-selects are
+  // consistent reads: InnoDB locks only the outer table's rows in a locking read, so a
+  // head that another claimer holds still blocks its followers here (checked on MariaDB
+  // 10.11). claim_recheck reads the heads again by primary key once they are locked.
   s.claim_returns_jobs = false;
   s.claim_pick = R"(
-    SELECT id
-      FROM job_queue FORCE INDEX (ix_job_queue_claim)
-     WHERE queue = :queue
-       AND status = 0
-       AND run_at <= NOW(6)
+    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END
+      FROM job_queue j FORCE INDEX (ix_job_queue_claim)
+     WHERE j.queue = :queue
+       AND j.status = 0
+       AND j.run_at <= NOW(6)
        AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                        WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
-     ORDER BY priority DESC, run_at, id
+                        WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
+       AND )" + std::string(kGroupHead) +
+                 R"(
+     ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT :limit
        FOR UPDATE SKIP LOCKED)";
+  s.claim_recheck =
+      "SELECT j.id FROM job_queue j WHERE j.id IN ({ids}) AND " + std::string(kGroupHead);
   s.claim_mark = R"(
     UPDATE job_queue
        SET status = 1,
@@ -218,12 +242,12 @@ Statements make_statements() {
   s.cancel_ids = R"(
     UPDATE job_queue
        SET status = 4, finished_at = NOW(6), updated_at = NOW(6)
-     WHERE id IN ({ids}) AND status = 0)";
+     WHERE id IN ({ids}) AND status IN (0, 3))";
   s.cancel_ids_force = R"(
     UPDATE job_queue
        SET status = 4, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
-     WHERE id IN ({ids}) AND status IN (0, 1))";
+     WHERE id IN ({ids}) AND status IN (0, 1, 3))";
   s.finished_pick = R"(
     SELECT id
       FROM job_queue
@@ -240,6 +264,34 @@ Statements make_statements() {
     ON DUPLICATE KEY UPDATE paused_at = NOW(6))";
   s.resume_queue =
       "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = :queue AND paused_at IS NOT NULL";
+  s.set_strict_groups = R"(
+    INSERT INTO queuectl_queues (queue, strict_groups) VALUES (:queue, :strict)
+    ON DUPLICATE KEY UPDATE strict_groups = VALUES(strict_groups))";
+  s.queue_settings = R"(
+    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups
+      FROM queuectl_queues WHERE queue = :queue)";
+  s.strict_queues = "SELECT queue FROM queuectl_queues WHERE strict_groups = 1";
+  s.list_groups = R"(
+    SELECT h.group_key, h.id, h.status, h.attempts,
+           TIMESTAMPDIFF(MICROSECOND, h.created_at, NOW(6)) / 1e6, )" QC_TS("h.run_at") R"(,
+           (SELECT COUNT(*) FROM job_queue w FORCE INDEX (ix_job_queue_groups)
+             WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.status = 0
+               AND w.id > h.id),
+           h.last_error
+      FROM job_queue h FORCE INDEX (ix_job_queue_groups)
+      JOIN (SELECT t.q AS arg_queue, COALESCE(p.strict_groups, 0) AS strict, t.b AS blocked_only
+              FROM (SELECT :queue AS q, :blocked_only AS b) t
+              LEFT JOIN queuectl_queues p ON p.queue = t.q) a ON h.queue = a.arg_queue
+     WHERE h.group_key IS NOT NULL
+       AND h.status IN (0, 1, 3)
+       AND (h.status <> 3 OR a.strict = 1)
+       AND (h.status = 1 OR h.status = 3 OR h.run_at > NOW(6))
+       AND (a.blocked_only = 0 OR h.status = 3)
+       AND NOT EXISTS (SELECT 1 FROM job_queue o FORCE INDEX (ix_job_queue_groups)
+                        WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.id < h.id
+                          AND (o.status IN (0, 1) OR (o.status = 3 AND a.strict = 1)))
+     ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
+     LIMIT :limit)";
   s.queue_names = R"(
     SELECT queue FROM job_queue GROUP BY queue
     UNION

@@ -74,6 +74,27 @@ constexpr const char* kUnpausedQueue = R"((
           WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
                              WHERE p.queue = t.queue AND p.paused_at IS NOT NULL)))";
 
+// A ready job `j` with a group key is its group's head and may run: no job of its group is
+// processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
+// queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of the
+// partial index job_queue_groups (queue, group_key, status, id). Jobs without a key pass
+// at once. The sub-selects read the statement's snapshot and lock nothing: a head that
+// another claimer holds is skipped by SKIP LOCKED, and its followers stay blocked by it.
+// (k.id <> j.id, true of any processing row, keeps the first probe a per-row index probe:
+// without it the planner may hash every processing row of the table on each claim.)
+constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
+           NOT EXISTS (SELECT 1 FROM job_queue k
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
+                          AND k.id <> j.id)
+       AND NOT EXISTS (SELECT 1 FROM job_queue k
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
+                          AND k.id < j.id)
+       AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
+                         WHERE p.queue = j.queue AND p.strict_groups)
+                AND EXISTS (SELECT 1 FROM job_queue k
+                             WHERE k.queue = j.queue AND k.group_key = j.group_key
+                               AND k.status = 3 AND k.id < j.id)))))";
+
 Statements make_statements() {
   Statements s;
   const std::string cols = job_columns("");
@@ -112,20 +133,24 @@ Statements make_statements() {
   // other claimers hold, and the UPDATE marks exactly those rows and returns them.
   // The paused check is a one-time subquery on the queue name, not a per-row anti-join:
   // with the anti-join the planner misjudged its selectivity and chose a sequential scan
-  // and sort over the whole table instead of the claim index.
+  // and sort over the whole table instead of the claim index. Grouped jobs must also be
+  // their group's head (kGroupHead), so one claim takes at most one job of a group; the
+  // UPDATE re-checks that each row it marks is still ready.
   s.claim_returns_jobs = true;
   s.claim_in_transaction = false;  // one statement: atomic in autocommit
   s.claim = R"(
     WITH picked AS (
-      SELECT id
-        FROM job_queue
-       WHERE queue = )" +
+      SELECT j.id
+        FROM job_queue j
+       WHERE j.queue = )" +
             std::string(kUnpausedQueue) + R"(
-         AND status = 0
-         AND run_at <= now()
-       ORDER BY priority DESC, run_at, id
+         AND j.status = 0
+         AND j.run_at <= now()
+         AND )" +
+            kGroupHead + R"(
+       ORDER BY j.priority DESC, j.run_at, j.id
        LIMIT CAST(:limit AS integer)
-         FOR UPDATE SKIP LOCKED)
+         FOR UPDATE OF j SKIP LOCKED)
     UPDATE job_queue j
        SET status = 1,
            attempts = j.attempts + 1,
@@ -135,20 +160,24 @@ Statements make_statements() {
            lock_until = now() + )" QC_MS(":lease_ms") R"(,
            updated_at = now()
       FROM picked
-     WHERE j.id = picked.id
+     WHERE j.id = picked.id AND j.status = 0
     RETURNING )" +
             job_columns("j.");
   // The two-step claim (unused here: claim_returns_jobs), kept valid for completeness.
   s.claim_pick = R"(
-    SELECT id
-      FROM job_queue
-     WHERE queue = )" +
+    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END
+      FROM job_queue j
+     WHERE j.queue = )" +
                  std::string(kUnpausedQueue) + R"(
-       AND status = 0
-       AND run_at <= now()
-     ORDER BY priority DESC, run_at, id
+       AND j.status = 0
+       AND j.run_at <= now()
+       AND )" + kGroupHead +
+                 R"(
+     ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT CAST(:limit AS integer)
-       FOR UPDATE SKIP LOCKED)";
+       FOR UPDATE OF j SKIP LOCKED)";
+  s.claim_recheck =
+      "SELECT j.id FROM job_queue j WHERE j.id IN ({ids}) AND " + std::string(kGroupHead);
   s.claim_mark = R"(
     UPDATE job_queue
        SET status = 1,
@@ -276,12 +305,12 @@ Statements make_statements() {
   s.cancel_ids = R"(
     UPDATE job_queue
        SET status = 4, finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status = 0)";
+     WHERE id IN ({ids}) AND status IN (0, 3))";
   s.cancel_ids_force = R"(
     UPDATE job_queue
        SET status = 4, lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status IN (0, 1))";
+     WHERE id IN ({ids}) AND status IN (0, 1, 3))";
   s.finished_pick = R"(
     SELECT id
       FROM job_queue,
@@ -301,6 +330,40 @@ Statements make_statements() {
   s.resume_queue =
       "UPDATE queuectl_queues SET paused_at = NULL"
       " WHERE queue = CAST(:queue AS text) AND paused_at IS NOT NULL";
+  s.set_strict_groups = R"(
+    INSERT INTO queuectl_queues (queue, strict_groups)
+    VALUES (CAST(:queue AS text), CAST(:strict AS integer) = 1)
+    ON CONFLICT (queue) DO UPDATE SET strict_groups = excluded.strict_groups)";
+  s.queue_settings = R"(
+    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, CASE WHEN strict_groups THEN 1 ELSE 0 END
+      FROM queuectl_queues WHERE queue = CAST(:queue AS text))";
+  s.strict_queues = "SELECT queue FROM queuectl_queues WHERE strict_groups";
+  // Heads are read from job_queue_groups, which holds only ready, processing and failed
+  // grouped rows: the cost follows the unfinished jobs of the queue, not the finished ones.
+  s.list_groups = R"(
+    SELECT h.group_key, h.id, h.status, h.attempts,
+           CAST(EXTRACT(EPOCH FROM now() - h.created_at) AS double precision), )" QC_TS(
+      "h.run_at") R"(,
+           (SELECT COUNT(*) FROM job_queue w
+             WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.status = 0
+               AND w.id > h.id),
+           h.last_error
+      FROM job_queue h,
+           (SELECT t.q AS arg_queue, COALESCE(p.strict_groups, false) AS strict,
+                   t.b AS blocked_only
+              FROM (SELECT CAST(:queue AS text) AS q, CAST(:blocked_only AS integer) AS b) t
+              LEFT JOIN queuectl_queues p ON p.queue = t.q) a
+     WHERE h.queue = a.arg_queue
+       AND h.group_key IS NOT NULL
+       AND h.status IN (0, 1, 3)
+       AND (h.status <> 3 OR a.strict)
+       AND (h.status = 1 OR h.status = 3 OR h.run_at > now())
+       AND (a.blocked_only = 0 OR h.status = 3)
+       AND NOT EXISTS (SELECT 1 FROM job_queue o
+                        WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.id < h.id
+                          AND o.status IN (0, 1, 3) AND (o.status <> 3 OR a.strict))
+     ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
+     LIMIT CAST(:limit AS integer))";
   // Distinct queues by a loose index scan (one probe of the dedupe index per queue), so
   // the cost follows the number of queues, not the number of jobs.
   s.queue_names = R"(

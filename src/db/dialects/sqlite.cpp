@@ -15,6 +15,23 @@ namespace {
 #define QC_AGE_NEG(col) "((julianday(" col ") - julianday('now')) * 86400.0)"
 #define QC_AGE(col) "((julianday('now') - julianday(" col ")) * 86400.0)"
 
+// A ready job `j` with a group key is its group's head and may run: no job of its group is
+// processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
+// queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of the
+// partial index job_queue_groups (queue, group_key, status, id); jobs without a key pass
+// at once.
+constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
+           NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1)
+       AND NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
+                          AND k.id < j.id)
+       AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
+                         WHERE p.queue = j.queue AND p.strict_groups = 1)
+                AND EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
+                             WHERE k.queue = j.queue AND k.group_key = j.group_key
+                               AND k.status = 3 AND k.id < j.id)))))";
+
 constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
     "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
@@ -46,6 +63,8 @@ Statements make_statements() {
       "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
   s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
+  // BEGIN IMMEDIATE (claim_in_transaction) serialises claimers: the heads read here
+  // cannot change before the UPDATE marks them.
   s.claim_returns_jobs = true;
   s.claim = R"(
     UPDATE job_queue
@@ -57,14 +76,16 @@ Statements make_statements() {
            lock_until = )" QC_NOW_PLUS(":lease_ms") R"(,
            updated_at = )" QC_NOW R"(
      WHERE id IN (
-             SELECT id
-               FROM job_queue
-              WHERE queue = :queue
-                AND status = 0
-                AND run_at <= )" QC_NOW R"(
+             SELECT j.id
+               FROM job_queue j
+              WHERE j.queue = :queue
+                AND j.status = 0
+                AND j.run_at <= )" QC_NOW R"(
                 AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                                 WHERE p.queue = job_queue.queue AND p.paused_at IS NOT NULL)
-              ORDER BY priority DESC, run_at, id
+                                 WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
+                AND )" +
+            std::string(kGroupHead) + R"(
+              ORDER BY j.priority DESC, j.run_at, j.id
               LIMIT :limit)
     RETURNING )" +
             cols;
@@ -175,12 +196,12 @@ Statements make_statements() {
   s.cancel_ids = R"(
     UPDATE job_queue
        SET status = 4, finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id IN ({ids}) AND status = 0)";
+     WHERE id IN ({ids}) AND status IN (0, 3))";
   s.cancel_ids_force = R"(
     UPDATE job_queue
        SET status = 4, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id IN ({ids}) AND status IN (0, 1))";
+     WHERE id IN ({ids}) AND status IN (0, 1, 3))";
   s.finished_pick = R"(
     SELECT id FROM job_queue
      WHERE id > :after
@@ -196,6 +217,35 @@ Statements make_statements() {
     ON CONFLICT (queue) DO UPDATE SET paused_at = excluded.paused_at)";
   s.resume_queue =
       "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = :queue AND paused_at IS NOT NULL";
+  s.set_strict_groups = R"(
+    INSERT INTO queuectl_queues (queue, strict_groups) VALUES (:queue, :strict)
+    ON CONFLICT (queue) DO UPDATE SET strict_groups = excluded.strict_groups)";
+  s.queue_settings = R"(
+    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups
+      FROM queuectl_queues WHERE queue = :queue)";
+  s.strict_queues = "SELECT queue FROM queuectl_queues WHERE strict_groups = 1";
+  s.list_groups = R"(
+    SELECT h.group_key, h.id, h.status, h.attempts, )" QC_AGE("h.created_at") R"(,
+           )" QC_TS("h.run_at") R"(,
+           (SELECT COUNT(*) FROM job_queue w INDEXED BY job_queue_groups
+             WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.status = 0
+               AND w.id > h.id),
+           h.last_error
+      FROM (SELECT t.q AS arg_queue, COALESCE(p.strict_groups, 0) AS strict,
+                   t.b AS blocked_only
+              FROM (SELECT :queue AS q, :blocked_only AS b) t
+              LEFT JOIN queuectl_queues p ON p.queue = t.q) a
+      JOIN job_queue h INDEXED BY job_queue_groups ON h.queue = a.arg_queue
+     WHERE h.group_key IS NOT NULL
+       AND h.status IN (0, 1, 3)
+       AND (h.status <> 3 OR a.strict = 1)
+       AND (h.status = 1 OR h.status = 3 OR h.run_at > )" QC_NOW R"()
+       AND (a.blocked_only = 0 OR h.status = 3)
+       AND NOT EXISTS (SELECT 1 FROM job_queue o INDEXED BY job_queue_groups
+                        WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.id < h.id
+                          AND (o.status IN (0, 1) OR (o.status = 3 AND a.strict = 1)))
+     ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
+     LIMIT :limit)";
   s.queue_names = R"(
     SELECT queue FROM job_queue GROUP BY queue
     UNION
