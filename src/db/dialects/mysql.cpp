@@ -51,9 +51,12 @@ namespace {
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
 // queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of
 // ix_job_queue_groups (queue, group_key, status, id); jobs without a key pass at once.
+// (k.id <> j.id, true of any processing row, keeps the first probe a per-row lookup:
+// without it MariaDB materialized it, reading the whole index on every claim.)
 constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
            NOT EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1)
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
+                          AND k.id <> j.id)
        AND NOT EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
                         WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
                           AND k.id < j.id)

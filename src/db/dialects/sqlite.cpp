@@ -19,18 +19,21 @@ namespace {
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
 // queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of the
 // partial index job_queue_groups (queue, group_key, status, id); jobs without a key pass
-// at once.
+// at once. (SQLite uses a partial index only when the query repeats its WHERE terms word
+// for word: hence "k.status IN (0, 1, 3)" beside each probe's own status.)
 constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
            NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1)
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
+                          AND k.status IN (0, 1, 3))
        AND NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
                         WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
-                          AND k.id < j.id)
+                          AND k.status IN (0, 1, 3) AND k.id < j.id)
        AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
                          WHERE p.queue = j.queue AND p.strict_groups = 1)
                 AND EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
-                               AND k.status = 3 AND k.id < j.id)))))";
+                               AND k.status = 3 AND k.status IN (0, 1, 3)
+                               AND k.id < j.id)))))";
 
 constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
@@ -229,7 +232,7 @@ Statements make_statements() {
            )" QC_TS("h.run_at") R"(,
            (SELECT COUNT(*) FROM job_queue w INDEXED BY job_queue_groups
              WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.status = 0
-               AND w.id > h.id),
+               AND w.status IN (0, 1, 3) AND w.id > h.id),
            h.last_error
       FROM (SELECT t.q AS arg_queue, COALESCE(p.strict_groups, 0) AS strict,
                    t.b AS blocked_only
@@ -243,6 +246,7 @@ Statements make_statements() {
        AND (a.blocked_only = 0 OR h.status = 3)
        AND NOT EXISTS (SELECT 1 FROM job_queue o INDEXED BY job_queue_groups
                         WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.id < h.id
+                          AND o.status IN (0, 1, 3)
                           AND (o.status IN (0, 1) OR (o.status = 3 AND a.strict = 1)))
      ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
      LIMIT :limit)";
