@@ -41,6 +41,7 @@ AckItem item_from_line(const std::string& line, std::size_t number, std::size_t 
     }
     if (item.id <= 0) throw UsageError("no \"id\"");
     if (item.token.empty()) throw UsageError("no \"token\"");
+    validate_token(item.token, "\"token\"");
     return item;
   } catch (const UsageError& e) {
     throw UsageError("line " + std::to_string(number) + ": " + e.what());
@@ -105,6 +106,7 @@ Output run_ack(Context& ctx, const AckOptions& o) {
   AckItem item;
   item.id = parse_job_id(o.id);
   if (o.token.empty()) throw UsageError("ack needs --token (the lock_token from claim)");
+  validate_token(o.token);
   item.token = o.token;
   if (!o.result.empty()) item.result = validate_json(o.result, "--result", ctx.options.max_payload);
   JobRepository(ctx.migrated_db()).ack(item);

@@ -74,8 +74,10 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
     one.group_key_given = o.group_key_given;
     bool line_delay = false, line_run_at = false;
     for (const auto& [key, value] : doc.items()) {
+      // A string; an empty one is a mistake, not "not given" (as for options).
       auto text = [&]() {
         if (!value.is_string()) throw UsageError("\"" + key + "\" must be a string");
+        if (value.get<std::string>().empty()) throw UsageError("\"" + key + "\" must not be empty");
         return value.get<std::string>();
       };
       // A 32-bit integer, checked before it is narrowed (no silent wrap-around).

@@ -19,6 +19,7 @@ struct ExtendOptions {
 Output run_extend(Context& ctx, const ExtendOptions& o) {
   std::int64_t id = parse_job_id(o.id);
   if (o.token.empty()) throw UsageError("extend needs --token (the lock_token from claim)");
+  validate_token(o.token);
   Duration lease = duration_option(o.lease, "--lease", Duration::seconds(30));
   if (!lease.positive()) throw UsageError("--lease must be positive");
   return job_view(JobRepository(ctx.migrated_db()).extend(id, o.token, lease));

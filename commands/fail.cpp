@@ -24,6 +24,7 @@ Output run_fail(Context& ctx, const FailOptions& o) {
   FailRequest r;
   r.id = parse_job_id(o.id);
   if (o.token.empty()) throw UsageError("fail needs --token (the lock_token from claim)");
+  validate_token(o.token);
   r.token = o.token;
   validate_text(o.error, "--error", kMaxErrorText);
   r.error = o.error.empty() ? "failed without a message" : o.error;

@@ -21,6 +21,26 @@ const CommandEntry kCommands[] = {
     {"", setup_complete},
 };
 
+// An option given an empty value ('--delay ""', '--db ""') is a mistake, not "not given":
+// refused while parsing (exit 2, before anything runs). The command after -- of work and
+// lock may have empty arguments, and fail --error may be empty. A positional's message
+// names it too ("queue: must not be empty").
+void refuse_empty_values(CLI::App& app) {
+  static const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("must not be empty") : std::string();
+      },
+      "", "NON-EMPTY");
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_size() == 0) continue;  // a flag
+    const std::string name = opt->get_name(false, true);
+    // (lock's NAME has its own check, whose message names the lock name.)
+    if (name == "command" || name == "--error" || name == "name") continue;
+    opt->check(non_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
 }  // namespace
 
 void register_commands(CLI::App& app, Context& ctx) {
@@ -30,6 +50,7 @@ void register_commands(CLI::App& app, Context& ctx) {
     auto subs = app.get_subcommands({});
     for (std::size_t i = before; i < subs.size(); ++i) subs[i]->group(entry.group);
   }
+  refuse_empty_values(app);
 }
 
 }  // namespace queuectl

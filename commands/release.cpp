@@ -17,6 +17,7 @@ struct ReleaseOptions {
 Output run_release(Context& ctx, const ReleaseOptions& o) {
   std::int64_t id = parse_job_id(o.id);
   if (o.token.empty()) throw UsageError("release needs --token (the lock_token from claim)");
+  validate_token(o.token);
   return job_view(JobRepository(ctx.migrated_db()).release(id, o.token));
 }
 

@@ -15,7 +15,8 @@ struct WorkCliOptions {
   int concurrency = 1;
   int batch = 0;
   std::string lease, timeout, grace, worker, poll_interval;
-  long long max_jobs = 0;
+  long long max_jobs = 0;  // 0: no limit (only when --max-jobs is not given)
+  bool max_jobs_given = false;
   bool drain = false;
 };
 
@@ -42,7 +43,8 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   if (o.grace.ms() < 0) throw UsageError("--grace must not be negative");
   o.idle_max = duration_option(c.poll_interval, "--poll-interval", Duration::seconds(5));
   if (o.idle_max.ms() < 10) throw UsageError("--poll-interval must be at least 10ms");
-  if (c.max_jobs < 0) throw UsageError("--max-jobs must not be negative");
+  // 0 is not "no limit" (that is leaving the option out): like --limit 0, refused.
+  if (c.max_jobs_given) validate_positive(c.max_jobs, "--max-jobs");
   o.max_jobs = c.max_jobs;
   o.drain = c.drain;
   o.worker = c.worker.empty() ? default_worker_id() : c.worker;
@@ -78,7 +80,8 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)");
   sub->add_option("--timeout", o->timeout,
                   "Stop a job after DUR (SIGTERM, then SIGKILL) and fail it");
-  sub->add_option("--max-jobs", o->max_jobs, "Exit after claiming N jobs");
+  auto* max_jobs =
+      sub->add_option("--max-jobs", o->max_jobs, "Exit after claiming N jobs (N >= 1)");
   sub->add_flag("--drain", o->drain, "Exit 0 once nothing is due");
   sub->add_option("--grace", o->grace,
                   "On SIGTERM/SIGINT, let running jobs finish this long (30s)");
@@ -101,7 +104,10 @@ void setup_work(CLI::App& app, Context& ctx) {
       "  queuectl work emails -- ./send-email.sh\n"
       "  queuectl work outbox --concurrency 4 --timeout 2m -- ./publish.sh\n"
       "  queuectl work reports --drain --max-jobs 100 -- python3 report.py");
-  sub->callback([&ctx, o] { run_work(ctx, *o); });
+  sub->callback([&ctx, o, max_jobs] {
+    o->max_jobs_given = max_jobs->count() > 0;
+    run_work(ctx, *o);
+  });
 }
 
 }  // namespace queuectl

@@ -48,7 +48,10 @@ nlohmann::ordered_json parse_line_object(const std::string& line) {
   // The line is an object around its values: one level more than a value may nest.
   if (json_depth(line) > kMaxJsonDepth + 1)
     throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  auto doc = nlohmann::ordered_json::parse(line, nullptr, false);
+  // A NUL byte is not JSON (the parser would stop there and drop the rest of the line).
+  if (line.find('\0') != std::string::npos)
+    throw UsageError("not valid JSON: it contains a NUL byte");
+  auto doc = nlohmann::ordered_json::parse(line.begin(), line.end(), nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
   return doc;
 }

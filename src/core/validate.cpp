@@ -180,8 +180,12 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
     throw UsageError(std::string(what) + " is " + std::to_string(text.size()) +
                      " bytes, over the limit of " + std::to_string(max_bytes) +
                      " (raise it with --max-payload)");
+  // JSON text cannot hold a raw NUL byte; a C-string reader would end the document there
+  // and drop the rest without a word.
+  if (text.find('\0') != std::string_view::npos)
+    throw UsageError(std::string(what) + " is not valid JSON: it contains a NUL byte");
   CompactWriter writer;
-  const bool ok = nlohmann::json::sax_parse(text, &writer);
+  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &writer);
   if (!writer.problem.empty()) throw UsageError(std::string(what) + " " + writer.problem);
   if (!ok) throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
   return writer.out;
@@ -232,6 +236,12 @@ void validate_positive(long long value, std::string_view what) {
   if (value <= 0)
     throw UsageError("invalid " + std::string(what) + " " + std::to_string(value) +
                      ": must be a positive integer");
+}
+
+void validate_token(std::string_view token, std::string_view what) {
+  if (token.empty() || token.size() > 255 || !printable(token) || !is_valid_utf8(token))
+    throw UsageError("invalid " + std::string(what) + " '" + shown(token) +
+                     "': a lock token is 1 to 255 printable characters (claim prints it)");
 }
 
 void validate_worker(std::string_view worker) {

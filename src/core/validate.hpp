@@ -29,6 +29,9 @@ std::int64_t parse_job_id(std::string_view text);
 // A positive integer option such as --limit or --batch.
 void validate_positive(long long value, std::string_view what);
 // Worker identities: 1 to 128 printable characters.
+// A lock token as given on the command line or in ack --from: printable UTF-8, so that no
+// backend meets bytes its text type refuses. Throws UsageError naming `what`.
+void validate_token(std::string_view token, std::string_view what = "--token");
 void validate_worker(std::string_view worker);
 // Free text such as --error: valid UTF-8, at most `max_bytes`.
 void validate_text(std::string_view text, std::string_view what, std::size_t max_bytes);

@@ -8,6 +8,7 @@
 // repository expands for the number of ids it binds.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -131,6 +132,11 @@ struct Statements {
   std::string record_migration;    // :version :name
 };
 
+// The lock wait of every session: short, so that 8 tries end well within 30 s.
+inline constexpr std::chrono::milliseconds kLockWait{2000};
+// Migrations wait longer: an ALTER TABLE may have to wait for running transactions.
+inline constexpr std::chrono::milliseconds kMigrationLockWait{60000};
+
 class Dialect {
  public:
   virtual ~Dialect() = default;
@@ -138,8 +144,13 @@ class Dialect {
   virtual Backend backend() const = 0;
   virtual const Statements& sql() const = 0;
 
-  // Run once after connecting (time zone, isolation level, pragmas).
+  // Run once after connecting (time zone, isolation level, pragmas, and the lock wait of
+  // kLockWait).
   virtual void configure_session(soci::session& session) const = 0;
+  // How long one statement of this session may wait for another session's lock (a row, a
+  // table, SQLite's write lock) before it fails as contention, which Database retries a
+  // bounded number of times: no command waits forever behind someone's open transaction.
+  virtual void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const = 0;
   // Opens a write transaction (SQLite takes its write lock up front).
   virtual void begin(soci::session& session) const = 0;
   // A deadlock, lock-wait timeout, serialization failure or busy database: worth a retry.

@@ -95,6 +95,18 @@ std::vector<MigrationState> Migrator::status() {
 
 std::vector<MigrationState> Migrator::apply() {
   std::vector<int> done_versions;
+  // DDL may have to wait for the transactions running on the tables it changes: a longer
+  // lock wait than other commands get, still bounded; back to the usual one at the end.
+  db_.dialect().set_lock_wait(db_.session(), kMigrationLockWait);
+  struct RestoreLockWait {
+    Database& db;
+    ~RestoreLockWait() {
+      try {
+        db.dialect().set_lock_wait(db.session(), kLockWait);
+      } catch (...) {
+      }
+    }
+  } restore{db_};
   db_.retrying([&] { db_.session() << db_.sql().create_migrations_table; });
   auto states = status();
   for (const Migration& m : migrations_for(db_.url().backend)) {

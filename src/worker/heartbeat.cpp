@@ -25,7 +25,7 @@ Heartbeat::~Heartbeat() {
 
 void Heartbeat::track(std::int64_t id, const std::string& token) {
   std::lock_guard<std::mutex> lock(mutex_);
-  tokens_[id] = token;
+  tokens_[id] = {token, std::chrono::steady_clock::now()};
 }
 
 void Heartbeat::untrack(std::int64_t id) {
@@ -41,18 +41,23 @@ std::set<std::int64_t> Heartbeat::take_lost() {
 }
 
 void Heartbeat::loop() {
+  using Clock = std::chrono::steady_clock;
   std::unique_ptr<Database> db;
   const auto interval = std::max(std::chrono::milliseconds(50), lease_.chrono() / 3);
   std::unique_lock<std::mutex> lock(mutex_);
   while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
-    std::vector<std::pair<std::int64_t, std::string>> batch(tokens_.begin(), tokens_.end());
+    std::vector<std::pair<std::int64_t, std::string>> batch;
+    for (const auto& [id, t] : tokens_) batch.emplace_back(id, t.token);
     if (batch.empty()) continue;
     lock.unlock();
     std::set<std::int64_t> lost;
+    std::map<std::int64_t, Clock::time_point> confirmed;
     try {
       if (!db) {
         db = std::make_unique<Database>(url_);
-        // Shutting down: no more retries (the worker waits for this thread to end).
+        // One try per beat (the next beat is the retry), so that one blocked extend does
+        // not hold up the others for a whole retry series; none when shutting down.
+        db->max_attempts = 1;
         db->give_up = [this] {
           std::lock_guard<std::mutex> guard(mutex_);
           return stop_;
@@ -60,21 +65,41 @@ void Heartbeat::loop() {
       }
       JobRepository repo(*db);
       for (const auto& [id, token] : batch) {
+        const auto sent = Clock::now();
         try {
           repo.extend(id, token, lease_);
+          confirmed[id] = sent;
         } catch (const LeaseLost&) {
           lost.insert(id);
         } catch (const NotFound&) {
           lost.insert(id);  // deleted meanwhile (purged): lost as well; the others still beat
+        } catch (const TemporaryError& e) {
+          // A row lock held elsewhere (the lock wait ran out) or contention: this job waits
+          // for the next beat, the others go on now. A lost connection ends the beat.
+          log_("heartbeat: job " + std::to_string(id) + ": " + e.what());
+          if (std::string(e.what()).rfind("lost the connection", 0) == 0) throw;
         }
       }
     } catch (const std::exception& e) {
-      // Connection trouble: drop the connection and try again at the next beat; the lease
-      // has two more beats before it runs out.
+      // Connection trouble: drop the connection and try again at the next beat.
       db.reset();
       log_(std::string("heartbeat: ") + e.what() + "; retrying");
     }
     lock.lock();
+    const auto now = Clock::now();
+    for (auto& [id, t] : tokens_) {
+      auto it = confirmed.find(id);
+      if (it != confirmed.end()) t.confirmed = it->second;
+      // Unconfirmed for so long that the lease may end before the next beat has had its
+      // chance (a beat can itself wait out a lock wait): less than one and a half beats
+      // left. Give it up now, while it is still ours.
+      else if (t.confirmed + lease_.chrono() < now + interval + interval / 2 &&
+               !lost.count(id)) {
+        lost.insert(id);
+        log_("heartbeat: job " + std::to_string(id) +
+             ": no extend succeeded in time; giving the job up before its lease ends");
+      }
+    }
     for (auto id : lost) {
       if (tokens_.erase(id)) lost_.insert(id);
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,10 @@ class Heartbeat {
  public:
   // Extends every tracked lease to now + `lease` every `lease / 3`. `wake` is called
   // (from the heartbeat thread) when a lease is found lost; `log` gets trouble reports.
+  // A lease counts as lost when extend refuses its token, and also when no extend of it
+  // has succeeded for so long that less than one and a half beats of the lease are left
+  // (a row lock held elsewhere, a lost connection): the job is then given up before the
+  // reaper could hand it to another worker, never run on unconfirmed.
   Heartbeat(DbUrl url, Duration lease, std::function<void()> wake,
             std::function<void(const std::string&)> log);
   ~Heartbeat();
@@ -40,7 +45,13 @@ class Heartbeat {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::map<std::int64_t, std::string> tokens_;
+  struct Tracked {
+    std::string token;
+    // When the last confirmed extend was sent (or the job tracked, just after its claim):
+    // the lease lasts at least until this + lease.
+    std::chrono::steady_clock::time_point confirmed;
+  };
+  std::map<std::int64_t, Tracked> tokens_;
   std::set<std::int64_t> lost_;
   std::thread thread_;
 };

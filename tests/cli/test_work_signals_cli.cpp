@@ -127,11 +127,11 @@ TEST_CASE("cli: work: a second signal stops at once and releases the job") {
   }
 }
 
-// A second signal while the job's ack cannot be written (SQLite: another connection holds
-// the write lock, which waiting would only get after a long series of retries): the worker
-// gives up on the write and exits, leaving the job to the reaper, instead of hanging on.
+// A second signal while the job's ack cannot be written (another connection holds the
+// job's row lock, or SQLite's write lock, which waiting would only get after a series of
+// bounded lock waits): the worker gives up on the write and exits, leaving the job to the
+// reaper, instead of hanging on.
 TEST_CASE("cli: work: a second signal stops a worker whose ack is stuck on a locked database") {
-  if (!is_sqlite()) return;  // the servers wait on row locks without a retry loop to cut
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
@@ -147,8 +147,13 @@ TEST_CASE("cli: work: a second signal stops a worker whose ack is stuck on a loc
   cleanup.group(job_pid);
 
   soci::session& holder = fixture.db().session();
-  holder << "BEGIN IMMEDIATE";  // from here on, no other connection can write
-  touch(go);                    // the command succeeds; its ack waits for the lock
+  if (is_sqlite()) {
+    holder << "BEGIN IMMEDIATE";  // from here on, no other connection can write
+  } else {
+    holder.begin();  // the job's row stays locked: its ack waits for it
+    holder << "SELECT id FROM job_queue WHERE id = " + std::to_string(id) + " FOR UPDATE";
+  }
+  touch(go);  // the command succeeds; its ack waits for the lock
   REQUIRE(wait_until([&] { return process_gone(job_pid); }, 10000));
   sleep_ms(500);
   kill(worker, SIGTERM);
@@ -156,7 +161,7 @@ TEST_CASE("cli: work: a second signal stops a worker whose ack is stuck on a loc
   kill(worker, SIGTERM);
   // Without giving up, the ack would retry for most of a minute, then wait out --grace.
   int code = wait_child(cleanup, worker, 25000);
-  holder << "ROLLBACK";
+  holder.rollback();
   INFO(read_text(log));
   CHECK(code == 0);
   CHECK(contains(read_text(log), "not recorded"));

@@ -194,6 +194,26 @@ TEST_CASE("core::validate_worker") {
   }
 }
 
+TEST_CASE("core::validate_token") {
+  CHECK_NOTHROW(queuectl::validate_token("00000000-0000-4000-8000-000000000000"));
+  CHECK_NOTHROW(queuectl::validate_token(std::string(255, 't')));
+  for (const std::string& token : std::vector<std::string>{
+           "", "\xff", "a\tb", std::string("a\0b", 3), std::string(256, 't')}) {
+    CAPTURE(token);
+    CHECK(contains(usage_error_of([&] { queuectl::validate_token(token); }), "--token"));
+    CHECK(contains(usage_error_of([&] { queuectl::validate_token(token, "\"token\""); }),
+                   "\"token\""));
+  }
+}
+
+TEST_CASE("core::validate_json refuses a NUL byte instead of ending the document there") {
+  const std::string text("{\"a\":1}\0GARBAGE", 15);
+  CHECK(contains(usage_error_of([&] { queuectl::validate_json(text, "payload", 1024); }), "NUL"));
+  CHECK(contains(
+      usage_error_of([&] { queuectl::validate_json(std::string("\"a\0b\"", 5), "payload", 1024); }),
+      "NUL"));
+}
+
 TEST_CASE("core::validate_key") {
   SUBCASE("valid") {
     CHECK_NOTHROW(queuectl::validate_key("k", "--dedupe-key"));

@@ -26,6 +26,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/errors.hpp"
@@ -367,6 +368,16 @@ class MysqlDialect final : public Dialect {
     session << "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
     // Every skipped row of a 500-row INSERT IGNORE must stay visible to SHOW WARNINGS.
     session << "SET SESSION max_error_count = 65535";
+    set_lock_wait(session, kLockWait);
+  }
+  // Row locks (innodb_lock_wait_timeout, 50 s by default) and metadata locks
+  // (lock_wait_timeout, a year by default, met behind an ALTER TABLE) both end in error 1205,
+  // which is contention. Whole seconds, at least 1.
+  void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
+    long long seconds = std::max<long long>(1, (wait.count() + 999) / 1000);
+    long long again = seconds;
+    session << "SET SESSION innodb_lock_wait_timeout = :s, SESSION lock_wait_timeout = :t",
+        soci::use(seconds, "s"), soci::use(again, "t");
   }
 
   // INSERT IGNORE skips duplicates (warning 1062) but also rows that break a CHECK or

@@ -426,6 +426,14 @@ class PostgresqlDialect final : public Dialect {
     session << "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
     // Keep NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) off stderr: libpq prints them.
     session << "SET client_min_messages = warning";
+    set_lock_wait(session, kLockWait);
+  }
+  // lock_timeout: a statement that waits longer for a lock fails with 55P03 (contention).
+  void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
+    std::string value = std::to_string(wait.count()) + "ms";
+    std::string ignored;
+    session << "SELECT set_config('lock_timeout', :value, false)", soci::use(value, "value"),
+        soci::into(ignored);
   }
   void begin(soci::session& session) const override { session.begin(); }
 

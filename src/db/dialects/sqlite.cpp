@@ -288,8 +288,13 @@ class SqliteDialect final : public Dialect {
   void configure_session(soci::session& session) const override {
     session << "PRAGMA journal_mode = WAL";
     session << "PRAGMA synchronous = NORMAL";
-    session << "PRAGMA busy_timeout = 5000";
     session << "PRAGMA foreign_keys = ON";
+    set_lock_wait(session, kLockWait);
+  }
+  // The busy timeout: how long a writer waits for another's write lock before SQLITE_BUSY.
+  void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
+    auto* backend = static_cast<soci::sqlite3_session_backend*>(session.get_backend());
+    sqlite3_busy_timeout(backend->conn_, static_cast<int>(wait.count()));
   }
   void begin(soci::session& session) const override { session << "BEGIN IMMEDIATE"; }
 
