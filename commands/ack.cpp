@@ -1,6 +1,7 @@
 // queuectl ack: finish a claimed job (or many from NDJSON) under its token.
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
@@ -61,11 +62,15 @@ Output run_ack(Context& ctx, const AckOptions& o) {
     if (!o.result.empty())
       throw UsageError("--result and --from exclude each other (give \"result\" on each line)");
     std::vector<AckItem> items;
+    std::set<std::pair<std::int64_t, std::string>> seen;
     std::size_t number = 0;
     for (const auto& line : read_lines(o.from)) {
       ++number;
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      items.push_back(item_from_line(line, number, ctx.options.max_payload));
+      AckItem item = item_from_line(line, number, ctx.options.max_payload);
+      // The same job and token twice (a line repeated by a retrying pipe) is one ack, not
+      // an ack and then a lost lease.
+      if (seen.insert({item.id, item.token}).second) items.push_back(std::move(item));
     }
     // Empty input (an idle `claim -o ndjson` upstream) acks nothing and is not an error;
     // the database is not even opened.

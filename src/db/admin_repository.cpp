@@ -119,7 +119,11 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
       total += static_cast<std::int64_t>(ids.size());
     } else {
       // One short transaction per batch: no long lock, however many rows go.
-      db_.transaction([&] { total += execute_on_ids(db_.session(), db_.sql().delete_ids, ids); });
+      // Counted once the batch commits: a retried batch (contention at COMMIT) runs the
+      // DELETE again and must not be counted twice.
+      long long deleted = 0;
+      db_.transaction([&] { deleted = execute_on_ids(db_.session(), db_.sql().delete_ids, ids); });
+      total += deleted;
     }
     if (progress) progress(total);
     if (ids.size() < static_cast<std::size_t>(f.batch)) break;

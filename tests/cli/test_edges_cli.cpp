@@ -339,4 +339,21 @@ TEST_CASE("cli: edge: stats reports a queue named twice once, in every output fo
                  "/var/lib/node_exporter/textfile/queuectl.prom"));
 }
 
+// A line repeated (a retrying pipe, `tee` twice) is the same ack, not a lost lease.
+TEST_CASE("cli: edge: ack --from with the same id and token twice acks once, exit 0") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "q");
+  enqueue(url, "q");
+  RunResult claimed = ok(url, {"-o", "ndjson", "claim", "q", "--limit", "2"});
+  REQUIRE(count_lines(claimed.out) == 2);
+  RunResult r = queuectl(url, {"-o", "json", "ack", "--from", "-"}, claimed.out + claimed.out);
+  INFO(dump(r));
+  CHECK(r.exit_code == 0);
+  json report = parse(r.out);
+  CHECK(report["acked"] == 2);
+  CHECK(report["lost"].empty());
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 2);
+}
+
 }  // namespace queuectl::testing::cli
