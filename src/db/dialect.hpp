@@ -80,8 +80,9 @@ struct Statements {
 
   // Reaper, one batch in one transaction: reap_pick locks up to :batch expired ids
   // (:queue NULL for all; SKIP LOCKED where the backend has it); reap_mark ({ids}
-  // :base_ms :cap_ms :jitter) re-checks status = 1 AND lock_until < now and moves each to
-  // ready with backoff, or failed when out of attempts, with last_error naming the worker.
+  // :base_ms :cap_ms) re-checks status = 1 AND lock_until < now and moves each to ready
+  // with backoff (jittered per row, by the database), or failed when out of attempts, with
+  // last_error naming the worker.
   std::string reap_pick;
   std::string reap_mark;
   std::string statuses_by_ids;  // {ids} -> id, status

@@ -72,13 +72,12 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       });
       picked_count = ids.size();
       if (ids.empty()) return;
+      // The jitter is drawn by the statement, per row.
       long long base_ms = o.backoff.base.ms(), cap_ms = o.backoff.cap.ms();
-      double jitter = 0.5 + 0.5 * random_unit();
       soci::statement mark(s);
       bind_ids(mark, ids);
       mark.exchange(use(base_ms, "base_ms"));
       mark.exchange(use(cap_ms, "cap_ms"));
-      mark.exchange(use(jitter, "jitter"));
       prepare_once(mark, expand_ids(q.reap_mark, ids.size()));
       mark.execute(true);
       // Read back inside the transaction: the rows we changed are still ours.

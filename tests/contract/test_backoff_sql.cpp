@@ -135,4 +135,28 @@ TEST_CASE("backoff in SQL: a huge base neither overflows nor escapes the cap") {
   }
 }
 
+TEST_CASE("backoff in SQL: the reaper draws the jitter per job, so a dead host's jobs spread") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  constexpr int kJobs = 40;
+  for (int i = 0; i < kJobs; ++i) add_retryable(repo, "spread");
+  REQUIRE_EQ(claim(repo, "spread", kJobs).size(), static_cast<std::size_t>(kJobs));
+  exec(fx.db(), "UPDATE job_queue SET lock_until = " + ago_sql(5));
+  LeaseRepository leases(fx.db());
+  ReapOptions o;
+  o.queue = "spread";
+  o.backoff = policy(60, 60);  // attempt 1: a delay in [30, 60] s
+  REQUIRE_EQ(leases.reap(o).requeued.size(), static_cast<std::size_t>(kJobs));
+  ListFilter all;
+  all.queue = "spread";
+  std::set<std::string> run_ats;
+  for (const Job& j : repo.list(all)) {
+    check_backoff(j, 1, 60);
+    run_ats.insert(j.run_at);
+  }
+  // One jitter for the whole batch would give one run_at (the statement has one clock).
+  MESSAGE(run_ats.size() << " distinct run_at among " << kJobs << " reaped jobs");
+  CHECK(run_ats.size() > kJobs / 2);
+}
+
 }  // namespace queuectl::testing::contract

@@ -44,9 +44,14 @@ namespace {
 // Backoff for the attempt just made, in milliseconds: min(cap, base * 2^(attempts-1))
 // times jitter. POW works in doubles: with 1 << n (BIGINT UNSIGNED) the product
 // overflows, error 1690, once base * 2^40 passes 2^64, e.g. --retry-in 5h at attempt 41.
-#define QC_BACKOFF_MS \
-  "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * :jitter)"
-#define QC_RUN_AT_AFTER_BACKOFF "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS " * 1000) MICROSECOND)"
+#define QC_BACKOFF_MS_TIMES(jitter) \
+  "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * " jitter ")"
+#define QC_RUN_AT_AFTER_BACKOFF_TIMES(jitter) \
+  "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS_TIMES(jitter) " * 1000) MICROSECOND)"
+// fail: the jitter drawn by the client for its one job.
+#define QC_RUN_AT_AFTER_BACKOFF QC_RUN_AT_AFTER_BACKOFF_TIMES(":jitter")
+// reap: a jitter drawn per row, so that a dead host's jobs do not all come back at once.
+#define QC_RUN_AT_AFTER_BACKOFF_ROW_JITTER QC_RUN_AT_AFTER_BACKOFF_TIMES("(0.5 + 0.5 * RAND())")
 
 // A ready job `j` with a group key is its group's head and may run: no job of its group is
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
@@ -228,7 +233,7 @@ Statements make_statements() {
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                         ELSE )" QC_RUN_AT_AFTER_BACKOFF R"( END,
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF_ROW_JITTER R"( END,
            finished_at = CASE WHEN attempts >= max_attempts THEN NOW(6) END,
            last_error = CONCAT('lease expired at ', )" QC_TS("lock_until") R"(,
                                ' while held by ', COALESCE(locked_by, 'an unknown worker')),

@@ -34,11 +34,15 @@ namespace {
 #define QC_MS(param) "(LEAST(CAST(" param " AS bigint), 10000000000000) * INTERVAL '1 millisecond')"
 // Backoff for the attempt just made: min(cap, base * 2^(attempts-1)) * jitter, in
 // double precision so that a large base cannot overflow a bigint.
-#define QC_BACKOFF                                                                          \
+#define QC_BACKOFF_TIMES(jitter)                                                            \
   "(LEAST(CAST(:cap_ms AS double precision),"                                               \
   " CAST(:base_ms AS double precision)"                                                     \
   " * CAST(CAST(1 AS bigint) << LEAST(GREATEST(attempts - 1, 0), 40) AS double precision)," \
-  " 10000000000000) * CAST(:jitter AS double precision) * INTERVAL '1 millisecond')"
+  " 10000000000000) * " jitter " * INTERVAL '1 millisecond')"
+// fail: the jitter drawn by the client for its one job.
+#define QC_BACKOFF QC_BACKOFF_TIMES("CAST(:jitter AS double precision)")
+// reap: a jitter drawn per row, so that a dead host's jobs do not all come back at once.
+#define QC_BACKOFF_ROW_JITTER QC_BACKOFF_TIMES("(0.5 + 0.5 * random())")
 
 // Optional filters (:queue NULL for all, a status bit mask) read their arguments from a
 // one-row subquery in FROM, "a": PostgreSQL flattens it into the query, so each
@@ -287,7 +291,7 @@ Statements make_statements() {
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                         ELSE now() + )" QC_BACKOFF R"( END,
+                         ELSE now() + )" QC_BACKOFF_ROW_JITTER R"( END,
            finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
            last_error = 'lease expired at ' || )" QC_TS("lock_until") R"( || ' while held by '
                         || COALESCE(locked_by, 'an unknown worker'),

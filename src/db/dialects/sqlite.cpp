@@ -175,13 +175,15 @@ Statements make_statements() {
        AND queue = COALESCE(:queue, queue)
      ORDER BY lock_until, id
      LIMIT :batch)";
+  // A jitter drawn per row, so that a dead host's jobs do not all come back at once.
   s.reap_mark = R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
                          ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
                                 (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
-                                   * :jitter / 1000.0) || ' seconds') END,
+                                   * (0.5 + 0.5 * (abs(random() % 1000000) / 1000000.0)) / 1000.0)
+                                || ' seconds') END,
            finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
            last_error = 'lease expired at ' || )" QC_TS("lock_until") R"( || ' while held by '
                         || COALESCE(locked_by, 'an unknown worker'),
