@@ -57,6 +57,13 @@ class TemporaryError : public Error {
   explicit TemporaryError(const std::string& message) : Error(message, ExitCode::temporary) {}
 };
 
+// The connection to the database is gone (exit 75 like any temporary error); callers that
+// keep a connection open drop it and connect again.
+class ConnectionLost : public TemporaryError {
+ public:
+  explicit ConnectionLost(const std::string& message) : TemporaryError(message) {}
+};
+
 // Not an error: leaves main with a child command's exit code, printing nothing.
 class CommandExit : public std::exception {
  public:

@@ -115,7 +115,7 @@ std::string Database::error_text(const soci::soci_error& e) const {
 void Database::translate_error(const soci::soci_error& e) const {
   std::string msg = error_text(e);
   if (dialect_->is_connection_failure(e))
-    throw TemporaryError("lost the connection to " + url_.redacted() + ": " + msg);
+    throw ConnectionLost("lost the connection to " + url_.redacted() + ": " + msg);
   if (dialect_->is_contention(e))
     throw TemporaryError("database contention on " + url_.redacted() + " persisted after " +
                          std::to_string(max_attempts) + " tries: " + msg);

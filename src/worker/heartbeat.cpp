@@ -73,11 +73,12 @@ void Heartbeat::loop() {
           lost.insert(id);
         } catch (const NotFound&) {
           lost.insert(id);  // deleted meanwhile (purged): lost as well; the others still beat
+        } catch (const ConnectionLost&) {
+          throw;  // ends the beat: the connection is made again at the next one
         } catch (const TemporaryError& e) {
           // A row lock held elsewhere (the lock wait ran out) or contention: this job waits
-          // for the next beat, the others go on now. A lost connection ends the beat.
+          // for the next beat, the others go on now.
           log_("heartbeat: job " + std::to_string(id) + ": " + e.what());
-          if (std::string(e.what()).rfind("lost the connection", 0) == 0) throw;
         }
       }
     } catch (const std::exception& e) {
@@ -93,8 +94,7 @@ void Heartbeat::loop() {
       // Unconfirmed for so long that the lease may end before the next beat has had its
       // chance (a beat can itself wait out a lock wait): less than one and a half beats
       // left. Give it up now, while it is still ours.
-      else if (t.confirmed + lease_.chrono() < now + interval + interval / 2 &&
-               !lost.count(id)) {
+      else if (t.confirmed + lease_.chrono() < now + interval + interval / 2 && !lost.count(id)) {
         lost.insert(id);
         log_("heartbeat: job " + std::to_string(id) +
              ": no extend succeeded in time; giving the job up before its lease ends");
