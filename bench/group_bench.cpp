@@ -88,8 +88,10 @@
 #include "db/job_repository.hpp"
 #include "db/migrations.hpp"
 
+#include "bench_db.hpp"
+
 using namespace queuectl;
-using Clock = std::chrono::steady_clock;
+using namespace queuectl::bench;
 
 namespace {
 
@@ -195,15 +197,6 @@ Options parse_args(int argc, char** argv) {
   return o;
 }
 
-std::string database_name(const DbUrl& url) {
-  if (url.backend == Backend::sqlite) return std::filesystem::path(url.database).filename();
-  return url.database;
-}
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 void note(const std::string& line) {
   std::cerr << "group_bench: " << line << std::endl;
 }
@@ -215,40 +208,6 @@ std::string fmt(const char* format, double v) {
 }
 
 // ------------------------------------------------------------------ schema --
-
-void drop_and_migrate(Database& db) {
-  for (const char* table :
-       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"}) {
-    db.session() << std::string("DROP TABLE IF EXISTS ") + table;
-  }
-  Migrator(db).apply();
-}
-
-void empty_queue(Database& db) {
-  if (db.url().backend == Backend::sqlite)
-    db.session() << "DELETE FROM job_queue";
-  else
-    db.session() << "TRUNCATE TABLE job_queue";
-}
-
-void analyze(Database& db) {
-  switch (db.url().backend) {
-    case Backend::postgresql:
-      db.session() << "VACUUM ANALYZE job_queue";
-      break;
-    case Backend::mysql: {
-      std::string t, op, type, text;
-      soci::statement st = (db.session().prepare << "ANALYZE TABLE job_queue", soci::into(t),
-                            soci::into(op), soci::into(type), soci::into(text));
-      for (bool got = st.execute(true); got; got = st.fetch()) {
-      }
-      break;
-    }
-    case Backend::sqlite:
-      db.session() << "ANALYZE";
-      break;
-  }
-}
 
 long long count_where(Database& db, const std::string& where) {
   long long n = 0;
@@ -322,16 +281,6 @@ struct Rows {
   std::string group = "NULL";  // SQL expression of g
   std::string run_at;          // SQL expression; empty: now
 };
-
-bool mariadb_has_sequence(Database& db) {
-  try {
-    long long n = 0;
-    db.session() << "SELECT COUNT(*) FROM seq_1_to_3", soci::into(n);
-    return n == 3;
-  } catch (const soci::soci_error&) {
-    return false;
-  }
-}
 
 // Inserts the rows with the database's own generator, in chunks (one transaction each).
 void generate(Database& db, const Rows& r) {

@@ -51,8 +51,10 @@
 #include "db/job_repository.hpp"
 #include "db/migrations.hpp"
 
+#include "bench_db.hpp"
+
 using namespace queuectl;
-using Clock = std::chrono::steady_clock;
+using namespace queuectl::bench;
 
 namespace {
 
@@ -109,23 +111,40 @@ Options parse_args(int argc, char** argv) {
       if (i + 1 >= argc) usage(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--db") o.db = value();
-    else if (a == "--i-know-this-drops-tables") o.force = true;
-    else if (a == "--claim") o.claim = true;
-    else if (a == "--stats") o.stats = true;
-    else if (a == "--reset-only") o.reset_only = true;
-    else if (a == "--workers") o.workers = parse_list(value(), a);
-    else if (a == "--batches") o.batches = parse_list(value(), a);
-    else if (a == "--jobs-b1") o.jobs_b1 = parse_count(value(), a);
-    else if (a == "--jobs-b100") o.jobs_b100 = parse_count(value(), a);
-    else if (a == "--jobs") o.jobs = parse_count(value(), a);
-    else if (a == "--done") o.done = parse_count(value(), a);
-    else if (a == "--ready") o.ready = parse_count(value(), a);
-    else if (a == "--runs") o.runs = static_cast<int>(parse_count(value(), a));
-    else if (a == "--queues") o.queues = static_cast<int>(parse_count(value(), a));
-    else if (a == "--print-claim-sql") o.print_claim_sql = true;
-    else if (a == "-h" || a == "--help") usage("measures claim+ack throughput and stats latency");
-    else usage("unknown argument " + a);
+    if (a == "--db")
+      o.db = value();
+    else if (a == "--i-know-this-drops-tables")
+      o.force = true;
+    else if (a == "--claim")
+      o.claim = true;
+    else if (a == "--stats")
+      o.stats = true;
+    else if (a == "--reset-only")
+      o.reset_only = true;
+    else if (a == "--workers")
+      o.workers = parse_list(value(), a);
+    else if (a == "--batches")
+      o.batches = parse_list(value(), a);
+    else if (a == "--jobs-b1")
+      o.jobs_b1 = parse_count(value(), a);
+    else if (a == "--jobs-b100")
+      o.jobs_b100 = parse_count(value(), a);
+    else if (a == "--jobs")
+      o.jobs = parse_count(value(), a);
+    else if (a == "--done")
+      o.done = parse_count(value(), a);
+    else if (a == "--ready")
+      o.ready = parse_count(value(), a);
+    else if (a == "--runs")
+      o.runs = static_cast<int>(parse_count(value(), a));
+    else if (a == "--queues")
+      o.queues = static_cast<int>(parse_count(value(), a));
+    else if (a == "--print-claim-sql")
+      o.print_claim_sql = true;
+    else if (a == "-h" || a == "--help")
+      usage("measures claim+ack throughput and stats latency");
+    else
+      usage("unknown argument " + a);
   }
   if (o.db.empty()) {
     const char* env = std::getenv("QUEUECTL_DB");
@@ -136,71 +155,15 @@ Options parse_args(int argc, char** argv) {
   return o;
 }
 
-// The name the safety check looks at: the database, or the SQLite file's name.
-std::string database_name(const DbUrl& url) {
-  if (url.backend == Backend::sqlite) return std::filesystem::path(url.database).filename();
-  return url.database;
+std::string backend_text(const DbUrl& url) {
+  return std::string(backend_name(url.backend));
 }
 
-std::string backend_text(const DbUrl& url) { return std::string(backend_name(url.backend)); }
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+void note(const std::string& line) {
+  std::cerr << "queue_bench: " << line << std::endl;
 }
-
-void note(const std::string& line) { std::cerr << "queue_bench: " << line << std::endl; }
 
 // ------------------------------------------------------------------ schema --
-
-void drop_and_migrate(Database& db) {
-  for (const char* table :
-       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"}) {
-    db.session() << std::string("DROP TABLE IF EXISTS ") + table;
-  }
-  Migrator(db).apply();
-}
-
-// Empties job_queue quickly (TRUNCATE where there is one; SQLite's unqualified DELETE
-// is its truncate optimization).
-void empty_queue(Database& db) {
-  if (db.url().backend == Backend::sqlite)
-    db.session() << "DELETE FROM job_queue";
-  else
-    db.session() << "TRUNCATE TABLE job_queue";
-}
-
-void analyze(Database& db) {
-  switch (db.url().backend) {
-    case Backend::postgresql:
-      // VACUUM as well, so that the visibility map lets counts use index-only scans, as
-      // autovacuum would soon after a bulk load. (Not allowed in a transaction: SOCI's
-      // session autocommits outside one.)
-      db.session() << "VACUUM ANALYZE job_queue";
-      break;
-    case Backend::mysql: {
-      // ANALYZE TABLE returns a result set; read it so the connection stays in sync.
-      std::string t, op, type, text;
-      soci::statement st = (db.session().prepare << "ANALYZE TABLE job_queue", soci::into(t),
-                            soci::into(op), soci::into(type), soci::into(text));
-      for (bool got = st.execute(true); got; got = st.fetch()) {
-      }
-      break;
-    }
-    case Backend::sqlite:
-      db.session() << "ANALYZE";
-      break;
-  }
-}
-
-bool mariadb_has_sequence(Database& db) {
-  try {
-    long long n = 0;
-    db.session() << "SELECT COUNT(*) FROM seq_1_to_3", soci::into(n);
-    return n == 3;
-  } catch (const soci::soci_error&) {
-    return false;
-  }
-}
 
 // Inserts `count` rows with the database's own row generator, in chunks. `status` 0
 // makes ready jobs (run_at = now, due at once), 2 makes done jobs finished now. Queue
@@ -219,37 +182,37 @@ void generate_jobs(Database& db, long long count, int status, const std::string&
     const std::string q = std::to_string(queues);
     std::string sql;
     if (b == Backend::postgresql) {
-      std::string queue = queues == 1 ? "'" + prefix + "'"
-                                      : "'" + prefix + "-' || (g % " + q + ")";
-      sql = "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
-            "SELECT " + queue + ", " + st + ", " + (status == 2 ? "1" : "0") +
-            ", CAST('{\"n\":' || g || '}' AS jsonb), " +
-            (status == 2 ? "now()" : "NULL") + " FROM generate_series(" + lo + ", " + hi +
-            ") AS g";
+      std::string queue = queues == 1 ? "'" + prefix + "'" : "'" + prefix + "-' || (g % " + q + ")";
+      sql =
+          "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
+          "SELECT " +
+          queue + ", " + st + ", " + (status == 2 ? "1" : "0") +
+          ", CAST('{\"n\":' || g || '}' AS jsonb), " + (status == 2 ? "now()" : "NULL") +
+          " FROM generate_series(" + lo + ", " + hi + ") AS g";
     } else if (b == Backend::mysql) {
-      std::string queue = queues == 1 ? "'" + prefix + "'"
-                                      : "CONCAT('" + prefix + "-', g % " + q + ")";
+      std::string queue =
+          queues == 1 ? "'" + prefix + "'" : "CONCAT('" + prefix + "-', g % " + q + ")";
       std::string select = "SELECT " + queue + ", " + st + ", " + (status == 2 ? "1" : "0") +
-                           ", CONCAT('{\"n\":', g, '}'), " +
-                           (status == 2 ? "NOW(6)" : "NULL");
-      std::string head =
-          "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) ";
+                           ", CONCAT('{\"n\":', g, '}'), " + (status == 2 ? "NOW(6)" : "NULL");
+      std::string head = "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) ";
       if (has_seq == 1) {
         // MariaDB's Sequence engine: seq_LO_to_HI is a virtual table of integers.
         sql = head + select + " FROM (SELECT seq AS g FROM seq_" + lo + "_to_" + hi + ") AS s";
       } else {
         db.session() << "SET SESSION cte_max_recursion_depth = " + std::to_string(n + 10);
-        sql = head + "WITH RECURSIVE s (g) AS (SELECT " + lo + " UNION ALL SELECT g + 1 FROM s "
-              "WHERE g < " + hi + ") " + select + " FROM s";
+        sql = head + "WITH RECURSIVE s (g) AS (SELECT " + lo +
+              " UNION ALL SELECT g + 1 FROM s "
+              "WHERE g < " +
+              hi + ") " + select + " FROM s";
       }
     } else {
-      std::string queue = queues == 1 ? "'" + prefix + "'"
-                                      : "'" + prefix + "-' || (g % " + q + ")";
-      sql = "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
-            "WITH RECURSIVE s (g) AS (SELECT " + lo + " UNION ALL SELECT g + 1 FROM s WHERE g < " +
-            hi + ") SELECT " + queue + ", " + st + ", " + (status == 2 ? "1" : "0") +
-            ", '{\"n\":' || g || '}', " +
-            (status == 2 ? "strftime('%Y-%m-%d %H:%M:%f', 'now')" : "NULL") + " FROM s";
+      std::string queue = queues == 1 ? "'" + prefix + "'" : "'" + prefix + "-' || (g % " + q + ")";
+      sql =
+          "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
+          "WITH RECURSIVE s (g) AS (SELECT " +
+          lo + " UNION ALL SELECT g + 1 FROM s WHERE g < " + hi + ") SELECT " + queue + ", " + st +
+          ", " + (status == 2 ? "1" : "0") + ", '{\"n\":' || g || '}', " +
+          (status == 2 ? "strftime('%Y-%m-%d %H:%M:%f', 'now')" : "NULL") + " FROM s";
     }
     db.transaction([&] { db.session() << sql; });
   }
@@ -264,11 +227,10 @@ long long count_status(Database& db, int status) {
 
 // ------------------------------------------------------------- claim + ack --
 
-
 // One worker process: its own connection; claims and acks until a claim comes back
 // empty. Reports its job count on `result_fd`. Never returns.
-[[noreturn]] void worker_main(const DbUrl& url, const std::string& queue, int batch,
-                              int ready_fd, int go_fd, int result_fd) {
+[[noreturn]] void worker_main(const DbUrl& url, const std::string& queue, int batch, int ready_fd,
+                              int go_fd, int result_fd) {
   int code = 0;
   long long jobs = 0, claims = 0, lost = 0;
   double claim_s = 0, ack_s = 0;  // time inside claim() and ack_many(), empty claims included
@@ -352,8 +314,10 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
   char c;
   while (got < workers) {
     ssize_t r = read(ready[0], &c, 1);
-    if (r == 1) ++got;
-    else if (r == 0 || errno != EINTR) break;
+    if (r == 1)
+      ++got;
+    else if (r == 0 || errno != EINTR)
+      break;
   }
   auto t0 = Clock::now();
   close(go[1]);
@@ -368,7 +332,8 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
   close(ready[0]);
   std::string out;
   char buf[512];
-  for (ssize_t r; (r = read(result[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(r));
+  for (ssize_t r; (r = read(result[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(r));
   close(result[0]);
   long long jobs = 0, claims = 0, lost = 0;
   double claim_s = 0, ack_s = 0;
@@ -394,7 +359,11 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
        std::to_string(total) + " jobs in " + std::to_string(claims) + " claims, " +
        std::to_string(secs) + " s");
   // Every worker ends with one empty claim, counted in claim_s: divide by claims + workers.
-  return {workers, batch, total, secs, 1000.0 * claim_s / static_cast<double>(claims + workers),
+  return {workers,
+          batch,
+          total,
+          secs,
+          1000.0 * claim_s / static_cast<double>(claims + workers),
           claims ? 1000.0 * ack_s / static_cast<double>(claims) : 0.0};
 }
 
@@ -430,8 +399,8 @@ void run_stats(Database& db, const Options& o) {
     ms.push_back(seconds_since(t) * 1000.0);
   }
   std::sort(ms.begin(), ms.end());
-  double median = ms.size() % 2 ? ms[ms.size() / 2]
-                                : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2.0;
+  double median =
+      ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2.0;
   // The ready counts alone (the dialect's stats_ready statement): they come from the
   // claim index, so their cost must not depend on the finished rows.
   std::vector<double> ready_ms;
@@ -441,9 +410,9 @@ void run_stats(Database& db, const Options& o) {
     long long now_ready = 0, scheduled = 0;
     double age = 0;
     soci::indicator i1 = soci::i_ok, i2 = soci::i_ok, i3 = soci::i_ok;
-    soci::statement st = (db.session().prepare << db.sql().stats_ready, soci::into(name),
-                          soci::into(now_ready, i1), soci::into(scheduled, i2),
-                          soci::into(age, i3));
+    soci::statement st =
+        (db.session().prepare << db.sql().stats_ready, soci::into(name), soci::into(now_ready, i1),
+         soci::into(scheduled, i2), soci::into(age, i3));
     long long counted = 0;
     for (bool got = st.execute(true); got; got = st.fetch()) counted += now_ready;
     if (counted != o.ready) throw Error("stats_ready counted " + std::to_string(counted));
@@ -455,8 +424,8 @@ void run_stats(Database& db, const Options& o) {
   std::snprintf(line, sizeof line,
                 "stats backend=%s done=%lld ready=%lld queues=%d runs=%d median_ms=%.2f "
                 "min_ms=%.2f max_ms=%.2f ready_part_median_ms=%.2f fill_done_s=%.1f\n",
-                backend.c_str(), o.done, o.ready, o.queues, o.runs, median, ms.front(),
-                ms.back(), ready_median, fill_done);
+                backend.c_str(), o.done, o.ready, o.queues, o.runs, median, ms.front(), ms.back(),
+                ready_median, fill_done);
   std::cout << line << std::flush;
 }
 

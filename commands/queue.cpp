@@ -1,10 +1,10 @@
 // queuectl queue: a queue's settings, shown or changed in one place (pausing has its own
 // commands, pause and resume, and is shown here too).
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/views.hpp"
-#include "core/errors.hpp"
 #include "db/admin_repository.hpp"
 
 namespace queuectl {
@@ -15,16 +15,11 @@ struct QueueOptions {
   std::string strict_groups;
 };
 
-bool parse_on_off(const std::string& text, const char* what) {
-  if (text == "on") return true;
-  if (text == "off") return false;
-  throw UsageError(std::string("invalid ") + what + " '" + text + "': expected on or off");
-}
-
 Output run_queue(Context& ctx, const QueueOptions& o) {
   validate_queue_name(o.queue);
+  // "on" or "off": CLI11 has checked it while parsing.
   std::optional<bool> strict;
-  if (!o.strict_groups.empty()) strict = parse_on_off(o.strict_groups, "--strict-groups");
+  if (!o.strict_groups.empty()) strict = o.strict_groups == "on";
   AdminRepository admin(ctx.migrated_db());
   if (strict) admin.set_strict_groups(o.queue, *strict);
   const QueueSettings s = admin.settings(o.queue);

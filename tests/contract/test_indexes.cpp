@@ -86,6 +86,34 @@ Plan explain(Database& db, const std::string& sql) {
   return explain(db, sql, [](soci::statement&) {});
 }
 
+// Fresh statistics, so that the plans see the table as it is.
+void analyze(Database& db) {
+  if (is_postgresql()) exec(db, "ANALYZE job_queue");
+  if (is_sqlite()) exec(db, "ANALYZE");
+  if (is_mysql()) query_text(db, "ANALYZE TABLE job_queue");
+}
+
+// EXPLAIN of the dialect's own claim of queue 'q' (its locking pick where the claim is
+// two statements), with bound values.
+Plan explain_claim(Database& db) {
+  const Statements& q = db.sql();
+  std::string queue = "q", worker = "w", token = "00000000-0000-4000-8000-000000000000";
+  long long lease_ms = 30000;
+  int limit = 25;
+  if (!q.claim_returns_jobs)
+    return explain(db, q.claim_pick, [&](soci::statement& st) {
+      st.exchange(soci::use(queue, "queue"));
+      st.exchange(soci::use(limit, "limit"));
+    });
+  return explain(db, q.claim, [&](soci::statement& st) {
+    st.exchange(soci::use(worker, "worker"));
+    st.exchange(soci::use(token, "token"));
+    st.exchange(soci::use(lease_ms, "lease_ms"));
+    st.exchange(soci::use(queue, "queue"));
+    st.exchange(soci::use(limit, "limit"));
+  });
+}
+
 // 100,000 done jobs, made by the database itself (a cross join of digits works on all
 // three), plus a few ready, scheduled, processing and expired ones; then statistics.
 void fill_table(FreshDatabase& fx, JobRepository& repo) {
@@ -109,9 +137,7 @@ void fill_table(FreshDatabase& fx, JobRepository& repo) {
   claim(repo, "q", 2, millis(1));
   sleep_ms(20);
 
-  if (is_postgresql()) exec(fx.db(), "ANALYZE job_queue");
-  if (is_sqlite()) exec(fx.db(), "ANALYZE");
-  if (is_mysql()) query_text(fx.db(), "ANALYZE TABLE job_queue");
+  analyze(fx.db());
 }
 
 // The claim's SELECT, as each dialect writes it (on PostgreSQL the CTE inside the claim,
@@ -219,27 +245,14 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
   const IndexNames names = expected_indexes();
   const Statements& q = fx.db().sql();
 
-  std::string queue = "q", worker = "w", token = "00000000-0000-4000-8000-000000000000";
   std::string null_text;
   soci::indicator null_ind = soci::i_null;
-  long long lease_ms = 30000, within_ms = 0, older_ms = 0;
-  int limit = 25, batch = 1000;
+  long long within_ms = 0, older_ms = 0;
+  int batch = 1000;
 
   {
     INFO("the claim");
-    Plan plan = q.claim_returns_jobs ? explain(fx.db(), q.claim,
-                                               [&](soci::statement& st) {
-                                                 st.exchange(soci::use(worker, "worker"));
-                                                 st.exchange(soci::use(token, "token"));
-                                                 st.exchange(soci::use(lease_ms, "lease_ms"));
-                                                 st.exchange(soci::use(queue, "queue"));
-                                                 st.exchange(soci::use(limit, "limit"));
-                                               })
-                                     : explain(fx.db(), q.claim_pick, [&](soci::statement& st) {
-                                         st.exchange(soci::use(queue, "queue"));
-                                         st.exchange(soci::use(limit, "limit"));
-                                       });
-    check_plan(plan, names.claim);
+    check_plan(explain_claim(fx.db()), names.claim);
   }
   {
     INFO("reap_pick");
@@ -295,27 +308,10 @@ TEST_CASE("the grouped claim probes the groups index among 100,000 done grouped 
   }
   REQUIRE_EQ(claim(repo, "q", 100, Duration::seconds(3600)).size(), 23u);  // 3 + 20 heads
   for (int i = 0; i < 3; ++i) add(repo, "q");
-  if (is_postgresql()) exec(fx.db(), "ANALYZE job_queue");
-  if (is_sqlite()) exec(fx.db(), "ANALYZE");
-  if (is_mysql()) query_text(fx.db(), "ANALYZE TABLE job_queue");
+  analyze(fx.db());
 
-  const Statements& q = fx.db().sql();
   const std::string groups_index = is_mysql() ? "ix_job_queue_groups" : "job_queue_groups";
-  std::string queue = "q", worker = "w", token = "00000000-0000-4000-8000-000000000000";
-  long long lease_ms = 30000;
-  int limit = 25;
-  Plan plan = q.claim_returns_jobs ? explain(fx.db(), q.claim,
-                                             [&](soci::statement& st) {
-                                               st.exchange(soci::use(worker, "worker"));
-                                               st.exchange(soci::use(token, "token"));
-                                               st.exchange(soci::use(lease_ms, "lease_ms"));
-                                               st.exchange(soci::use(queue, "queue"));
-                                               st.exchange(soci::use(limit, "limit"));
-                                             })
-                                   : explain(fx.db(), q.claim_pick, [&](soci::statement& st) {
-                                       st.exchange(soci::use(queue, "queue"));
-                                       st.exchange(soci::use(limit, "limit"));
-                                     });
+  Plan plan = explain_claim(fx.db());
   CHECK_MESSAGE(plan.uses(expected_indexes().claim), plan.text);
   CHECK_MESSAGE(plan.uses(groups_index), plan.text);
   if (is_postgresql())
