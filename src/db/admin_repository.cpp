@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "db/guarded_write.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -32,47 +34,49 @@ std::map<std::int64_t, Status> statuses_of(Database& db, std::vector<long long>&
 
 }  // namespace
 
-IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids, const std::string& sql,
-                                      const std::vector<Status>& allowed) {
+IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
+                                      const GuardedWrite& write) {
   IdOutcome outcome;
   db_.transaction([&] {
     outcome = {};
-    std::vector<long long> bound(ids.begin(), ids.end());
-    auto before = statuses_of(db_, bound);
-    std::vector<long long> eligible;
-    for (std::int64_t id : ids) {
-      auto it = before.find(id);
-      if (it == before.end()) {
-        outcome.not_found.push_back(id);
-      } else if (std::find(allowed.begin(), allowed.end(), it->second) == allowed.end()) {
-        outcome.skipped.push_back({id, it->second});
-      } else {
-        eligible.push_back(id);
-      }
-    }
-    if (eligible.empty()) return;
-    execute_on_ids(db_.session(), sql, eligible);
-    // The UPDATE re-checks the status itself; read back which rows it really changed.
-    auto after = statuses_of(db_, eligible);
-    for (long long id : eligible) {
-      if (after[id] != before[id])
+    // Each id once, in the order given (`cancel 7 7` cancels job 7 once).
+    std::vector<std::int64_t> unique;
+    std::set<std::int64_t> seen;
+    for (std::int64_t id : ids)
+      if (seen.insert(id).second) unique.push_back(id);
+    std::vector<long long> bound(unique.begin(), unique.end());
+    // Changed is what the write itself reports; a job that someone else changed meanwhile
+    // (a worker claimed it, another retry ran first) is not among them.
+    std::vector<long long> changed =
+        write_ids(db_.session(), write, bound, [](soci::statement&) {});
+    std::sort(changed.begin(), changed.end());
+    std::vector<long long> rest;
+    for (std::int64_t id : unique) {
+      if (std::binary_search(changed.begin(), changed.end(), id))
         outcome.changed.push_back(id);
       else
-        outcome.skipped.push_back({id, after[id]});
+        rest.push_back(id);
+    }
+    if (rest.empty()) return;
+    // Why the others were left alone: gone, or a status the change does not apply to.
+    auto status = statuses_of(db_, rest);
+    for (long long id : rest) {
+      auto it = status.find(id);
+      if (it == status.end())
+        outcome.not_found.push_back(id);
+      else
+        outcome.skipped.push_back({id, it->second});
     }
   });
   return outcome;
 }
 
 IdOutcome AdminRepository::retry(const std::vector<std::int64_t>& ids) {
-  return change_ids(ids, db_.sql().retry_ids, {Status::failed, Status::canceled});
+  return change_ids(ids, db_.sql().retry_ids);
 }
 
 IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
-  if (force == Force::yes)
-    return change_ids(ids, db_.sql().cancel_ids_force,
-                      {Status::ready, Status::processing, Status::failed});
-  return change_ids(ids, db_.sql().cancel_ids, {Status::ready, Status::failed});
+  return change_ids(ids, force == Force::yes ? db_.sql().cancel_ids_force : db_.sql().cancel_ids);
 }
 
 std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f, std::int64_t after) {
@@ -122,7 +126,22 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
       // Counted once the batch commits: a retried batch (contention at COMMIT) runs the
       // DELETE again and must not be counted twice.
       long long deleted = 0;
-      db_.transaction([&] { deleted = execute_on_ids(db_.session(), db_.sql().delete_ids, ids); });
+      db_.transaction([&] {
+        // The DELETE checks the filter again: a job retried and finished again since the
+        // pick is newer than the cutoff now, or of a status not asked for.
+        std::string queue = f.queue.value_or("");
+        soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
+        int mask = status_mask(f.statuses);
+        long long older_ms = f.older_than.ms();
+        soci::statement st(db_.session());
+        bind_ids(st, ids);
+        st.exchange(use(queue, queue_ind, "queue"));
+        st.exchange(use(mask, "status_mask"));
+        st.exchange(use(older_ms, "older_ms"));
+        prepare_once(st, expand_ids(db_.sql().delete_ids, ids.size()));
+        st.execute(true);
+        deleted = st.get_affected_rows();
+      });
       total += deleted;
     }
     if (progress) progress(total);

@@ -69,9 +69,9 @@ class AdminRepository {
  private:
   // Ids of finished jobs matching `filter` after `after`, at most filter.batch.
   std::vector<long long> pick_finished(const FinishedFilter& filter, std::int64_t after);
-  // Applies a "{ids}" statement to ids whose current status is in `allowed`.
-  IdOutcome change_ids(const std::vector<std::int64_t>& ids, const std::string& sql,
-                       const std::vector<Status>& allowed);
+  // Applies a guarded "{ids}" write (its guard: the statuses it applies to) and sorts the
+  // ids into changed, not found and skipped.
+  IdOutcome change_ids(const std::vector<std::int64_t>& ids, const GuardedWrite& write);
 
   Database& db_;
 };

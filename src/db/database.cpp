@@ -123,9 +123,18 @@ void Database::translate_error(const soci::soci_error& e) const {
 }
 
 void Database::transaction(const std::function<void()>& work) {
+  in_transaction([this] { dialect_->begin(session_); }, work);
+}
+
+void Database::snapshot(const std::function<void()>& work) {
+  in_transaction([this] { dialect_->begin_snapshot(session_); }, work);
+}
+
+void Database::in_transaction(const std::function<void()>& begin,
+                              const std::function<void()>& work) {
   for (int attempt = 1;; ++attempt) {
     try {
-      dialect_->begin(session_);
+      begin();
       try {
         work();
         session_.commit();

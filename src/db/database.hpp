@@ -32,6 +32,10 @@ class Database {
   // TemporaryError. Other database errors are translated by translate_error.
   void transaction(const std::function<void()>& work);
 
+  // Runs the reads of `work` in one read-only transaction on one snapshot, with the same
+  // retry policy: what several statements count adds up as of one instant.
+  void snapshot(const std::function<void()>& work);
+
   // Runs a read or a single statement with the same retry policy, outside a transaction.
   void retrying(const std::function<void()>& work);
 
@@ -47,6 +51,8 @@ class Database {
   std::function<bool()> give_up;
 
  private:
+  // transaction() and snapshot(): `begin` opens the transaction.
+  void in_transaction(const std::function<void()>& begin, const std::function<void()>& work);
   // What to check after a refused login, naming where the password came from.
   std::string access_hint() const;
 

@@ -21,6 +21,18 @@
 
 namespace queuectl {
 
+// A write guarded by a condition (the token still holds the lease, the status allows the
+// change) that reports what it changed from the write itself, never from a read before or
+// after, which would see other sessions' changes as its own. With `pick` empty, `write`
+// returns the changed rows (UPDATE ... RETURNING: PostgreSQL, SQLite). Otherwise (MySQL,
+// MariaDB) `pick` locks and returns the ids of the rows the guard admits (SELECT ... FOR
+// UPDATE, binding what `write` binds for its guard), and `write` then changes exactly
+// those, in the same transaction: the locks keep every other session off them in between.
+struct GuardedWrite {
+  std::string write;
+  std::string pick;
+};
+
 struct Statements {
   // Selected columns of a job, in Job's order, each readable as text.
   std::string job_columns;
@@ -51,18 +63,17 @@ struct Statements {
   std::string claim_mark;
 
   std::string ack;  // :result :id :token
-  // Acks without a result, many at once ({ids} :token). With ack_pick empty it returns the
-  // ids it acked (UPDATE ... RETURNING id); otherwise ack_pick ({ids} :token) first locks
-  // and returns the ids still held under the token, and ack_ids updates exactly those.
-  std::string ack_ids;
-  std::string ack_pick;
+  // Acks without a result, many at once ({ids} :token) -> the ids it acked.
+  GuardedWrite ack_ids;
   // The single-statement claim needs no explicit transaction (PostgreSQL); SQLite still
   // takes its write lock up front with BEGIN IMMEDIATE.
   bool claim_in_transaction = true;
-  std::string fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
-  std::string fail_final;  // :error :id :token
-  std::string extend;      // :lease_ms :id :token (refuses an expired lease)
-  std::string release;     // :id :token
+  // Writes by the holder of a lease, each guarded by :id :token (the pick binds only those)
+  // -> the job's columns as the write left them.
+  GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
+  GuardedWrite fail_final;  // :error :id :token
+  GuardedWrite extend;      // :lease_ms :id :token (refuses an expired lease)
+  GuardedWrite release;     // :id :token
 
   // Listing: :queue (NULL for all) :status_mask (bit per status) :after :limit.
   std::string list_jobs;
@@ -87,15 +98,17 @@ struct Statements {
   std::string reap_mark;
   std::string statuses_by_ids;  // {ids} -> id, status
 
-  // Operating. retry_ids ({ids}): failed/canceled -> ready, attempts reset.
-  // cancel_ids ({ids}): ready -> canceled; cancel_ids_force also processing.
-  std::string retry_ids;
-  std::string cancel_ids;
-  std::string cancel_ids_force;
+  // Operating, each ({ids}) -> the ids it changed. retry_ids: failed/canceled -> ready,
+  // attempts reset. cancel_ids: ready/failed -> canceled; cancel_ids_force also processing.
+  GuardedWrite retry_ids;
+  GuardedWrite cancel_ids;
+  GuardedWrite cancel_ids_force;
   // Finished jobs by primary key, a batch at a time: :queue (NULL all) :status_mask
   // :older_ms (finished_at < now - older) :after :batch -> id.
   std::string finished_pick;
-  std::string delete_ids;    // {ids}, only finished rows
+  // Deletes the picked ids ({ids} :queue :status_mask :older_ms), checking the filter again
+  // in the same statement: a job retried and finished again since the pick is kept.
+  std::string delete_ids;
   std::string pause_queue;   // :queue
   std::string resume_queue;  // :queue
   // Strict groups (:queue :strict 0/1): inserts the queue's settings row when missing.
@@ -131,6 +144,13 @@ struct Statements {
   std::string create_migrations_table;
   std::string applied_migrations;  // -> version, name, applied_at
   std::string record_migration;    // :version :name
+  std::string migration_applied;   // :version -> 1 when recorded (0 rows otherwise)
+  // Two `migrate` runs at once take turns: migrate_lock (:key) waits for the database's
+  // named lock (bounded by the session's lock wait) and returns 1 once held; migrate_unlock
+  // (:key) gives it back. Empty on SQLite, where each migration's BEGIN IMMEDIATE already
+  // serializes them and migration_applied, read inside it, skips one applied meanwhile.
+  std::string migrate_lock;
+  std::string migrate_unlock;
 };
 
 // The lock wait of every session: short, so that 8 tries end well within 30 s.
@@ -154,6 +174,9 @@ class Dialect {
   virtual void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const = 0;
   // Opens a write transaction (SQLite takes its write lock up front).
   virtual void begin(soci::session& session) const = 0;
+  // Opens a read-only transaction whose statements all see one snapshot, so that counts
+  // read by several statements add up (stats).
+  virtual void begin_snapshot(soci::session& session) const = 0;
   // A deadlock, lock-wait timeout, serialization failure or busy database: worth a retry.
   virtual bool is_contention(const soci::soci_error& e) const = 0;
   // The connection is gone or cannot be made.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "db/guarded_write.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -207,15 +208,6 @@ std::vector<Job> JobRepository::jobs_by_ids(const std::vector<std::int64_t>& ids
                     [&](soci::statement& st) { bind_ids(st, bound); });
 }
 
-std::int64_t JobRepository::run_guarded(const std::string& sql, std::int64_t id,
-                                        const std::string& token) {
-  long long bound_id = id;
-  std::string tok = token;
-  soci::statement st = (db_.session().prepare << sql, use(bound_id, "id"), use(tok, "token"));
-  st.execute(true);
-  return st.get_affected_rows();
-}
-
 void JobRepository::ack(const AckItem& item) {
   auto lost = ack_many({item});
   if (!lost.empty()) throw_lease_lost(item.id);
@@ -249,30 +241,8 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
                                    all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                          all_ids.size(), start + kBulkRows)));
         std::string token = token_text;
-        std::vector<long long> acked;
-        // Runs a "{ids}" ack statement; collects the ids it returns (row by row: SOCI's
-        // vector intos miss a single RETURNING row on SQLite).
-        auto run = [&](const std::string& sql, std::vector<long long>& bound, bool returns) {
-          long long one = 0;
-          soci::statement st(s);
-          if (returns) st.exchange(soci::into(one));
-          bind_ids(st, bound);
-          st.exchange(use(token, "token"));
-          prepare_once(st, expand_ids(sql, bound.size()));
-          std::vector<long long> got;
-          for (bool row = st.execute(true); returns && row; row = st.fetch()) got.push_back(one);
-          if (returns) acked = got;
-        };
-        if (q.ack_pick.empty()) {
-          run(q.ack_ids, ids, true);  // RETURNING id
-        } else {
-          run(q.ack_pick, ids, true);  // lock what the token still holds
-          if (!acked.empty()) {
-            std::vector<long long> held = acked;
-            run(q.ack_ids, held, false);
-            acked = held;
-          }
-        }
+        std::vector<long long> acked = write_ids(
+            s, q.ack_ids, ids, [&](soci::statement& st) { st.exchange(use(token, "token")); });
         std::sort(acked.begin(), acked.end());
         for (long long id : ids)
           if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
@@ -296,49 +266,52 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
 }
 
 Job JobRepository::fail(const FailRequest& r) {
-  std::int64_t changed = 0;
+  std::optional<Job> job;
   db_.transaction([&] {
     long long id = r.id;
     std::string token = r.token, error = r.error;
     if (r.permanent) {
-      soci::statement st = (db_.session().prepare << db_.sql().fail_final, use(error, "error"),
-                            use(id, "id"), use(token, "token"));
-      st.execute(true);
-      changed = st.get_affected_rows();
+      job = write_job(db_.session(), db_.sql(), db_.sql().fail_final, id, token,
+                      [&](soci::statement& st) { st.exchange(use(error, "error")); });
       return;
     }
     long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
     long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
     double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
-    soci::statement st = (db_.session().prepare << db_.sql().fail_retry, use(error, "error"),
-                          use(base_ms, "base_ms"), use(cap_ms, "cap_ms"), use(jitter, "jitter"),
-                          use(id, "id"), use(token, "token"));
-    st.execute(true);
-    changed = st.get_affected_rows();
+    job = write_job(db_.session(), db_.sql(), db_.sql().fail_retry, id, token,
+                    [&](soci::statement& st) {
+                      st.exchange(use(error, "error"));
+                      st.exchange(use(base_ms, "base_ms"));
+                      st.exchange(use(cap_ms, "cap_ms"));
+                      st.exchange(use(jitter, "jitter"));
+                    });
   });
-  if (changed == 0) throw_lease_lost(r.id);
-  return get(r.id);
+  if (!job) throw_lease_lost(r.id);
+  return *job;
 }
 
 Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease) {
-  std::int64_t changed = 0;
+  std::optional<Job> job;
   db_.transaction([&] {
     long long bound_id = id, lease_ms = lease.ms();
     std::string tok = token;
-    soci::statement st = (db_.session().prepare << db_.sql().extend, use(lease_ms, "lease_ms"),
-                          use(bound_id, "id"), use(tok, "token"));
-    st.execute(true);
-    changed = st.get_affected_rows();
+    job = write_job(db_.session(), db_.sql(), db_.sql().extend, bound_id, tok,
+                    [&](soci::statement& st) { st.exchange(use(lease_ms, "lease_ms")); });
   });
-  if (changed == 0) throw_lease_lost(id, " (an expired lease cannot be extended)");
-  return get(id);
+  if (!job) throw_lease_lost(id, " (an expired lease cannot be extended)");
+  return *job;
 }
 
 Job JobRepository::release(std::int64_t id, const std::string& token) {
-  std::int64_t changed = 0;
-  db_.transaction([&] { changed = run_guarded(db_.sql().release, id, token); });
-  if (changed == 0) throw_lease_lost(id);
-  return get(id);
+  std::optional<Job> job;
+  db_.transaction([&] {
+    long long bound_id = id;
+    std::string tok = token;
+    job = write_job(db_.session(), db_.sql(), db_.sql().release, bound_id, tok,
+                    [](soci::statement&) {});
+  });
+  if (!job) throw_lease_lost(id);
+  return *job;
 }
 
 std::optional<Job> JobRepository::find(std::int64_t id) {
@@ -385,7 +358,9 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     qs.queue = name;
     return qs;
   };
-  db_.retrying([&] {
+  // One snapshot: a job that moves from ready to done between two of the statements is
+  // counted once, not twice or not at all.
+  db_.snapshot([&] {
     by_queue.clear();
     auto& s = db_.session();
     const Statements& q = db_.sql();

@@ -93,6 +93,46 @@ std::vector<MigrationState> Migrator::status() {
   return out;
 }
 
+namespace {
+
+// The named lock two `migrate` runs take turns under (servers only: see migrate_lock).
+class MigrationLock {
+ public:
+  explicit MigrationLock(Database& db) : db_(db), key_(db.dialect().lock_key(kName)) {
+    if (db_.sql().migrate_lock.empty()) return;
+    long long got = 0;
+    try {
+      db_.session() << db_.sql().migrate_lock, soci::into(got), soci::use(key_, "key");
+    } catch (const soci::soci_error& e) {
+      // A wait that ran out (PostgreSQL's lock_timeout) is not retried: it was a long one.
+      if (!db_.dialect().is_contention(e)) db_.translate_error(e);
+    }
+    if (got != 1)
+      throw TemporaryError("another `queuectl migrate` held the migration lock on " +
+                           db_.url().redacted() + " for over a minute: try again once it ends");
+    held_ = true;
+  }
+  ~MigrationLock() {
+    if (!held_) return;
+    try {
+      long long released = 0;
+      db_.session() << db_.sql().migrate_unlock, soci::into(released), soci::use(key_, "key");
+    } catch (...) {
+      // The lock goes with the session, which ends when queuectl does.
+    }
+  }
+  MigrationLock(const MigrationLock&) = delete;
+  MigrationLock& operator=(const MigrationLock&) = delete;
+
+ private:
+  static constexpr const char* kName = "queuectl:migrate";
+  Database& db_;
+  std::string key_;
+  bool held_ = false;
+};
+
+}  // namespace
+
 std::vector<MigrationState> Migrator::apply() {
   std::vector<int> done_versions;
   // DDL may have to wait for the transactions running on the tables it changes: a longer
@@ -107,6 +147,9 @@ std::vector<MigrationState> Migrator::apply() {
       }
     }
   } restore{db_};
+  // Another `migrate` may run at the same moment (two deploys, a cron and an operator):
+  // they take turns under the database's named lock, and the second finds the work done.
+  MigrationLock lock(db_);
   db_.retrying([&] { db_.session() << db_.sql().create_migrations_table; });
   auto states = status();
   for (const Migration& m : migrations_for(db_.url().backend)) {
@@ -114,14 +157,21 @@ std::vector<MigrationState> Migrator::apply() {
       return s.version == m.version && s.applied;
     });
     if (already) continue;
+    bool applied_meanwhile = false;
     db_.transaction([&] {
+      // Read again inside the transaction (on SQLite, the write lock BEGIN IMMEDIATE took
+      // is what keeps two runs apart).
+      int version = m.version, found = 0;
+      soci::statement check = (db_.session().prepare << db_.sql().migration_applied,
+                               soci::into(found), soci::use(version, "version"));
+      applied_meanwhile = check.execute(true);
+      if (applied_meanwhile) return;
       for (const std::string& stmt : split_statements(m.sql)) db_.session() << stmt;
-      int version = m.version;
       std::string name = m.name;
       db_.session() << db_.sql().record_migration, soci::use(version, "version"),
           soci::use(name, "name");
     });
-    done_versions.push_back(m.version);
+    if (!applied_meanwhile) done_versions.push_back(m.version);
   }
   // Read back, so that the caller sees when each was applied.
   std::vector<MigrationState> done;

@@ -143,17 +143,26 @@ Statements make_statements() {
        SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id = :id AND status = 1 AND lock_token = :token)";
-  // No RETURNING on UPDATE: lock the rows the token still holds, then ack exactly those.
-  s.ack_pick = R"(
+  // No RETURNING on UPDATE: each guarded write first locks the rows its guard admits.
+  s.ack_ids.pick = R"(
     SELECT id FROM job_queue
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token
        FOR UPDATE)";
-  s.ack_ids = R"(
+  s.ack_ids.write = R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)";
-  s.fail_retry = R"(
+  const std::string held_pick = R"(
+    SELECT id FROM job_queue WHERE id = :id AND status = 1 AND lock_token = :token FOR UPDATE)";
+  s.fail_retry.pick = held_pick;
+  s.fail_final.pick = held_pick;
+  s.extend.pick = R"(
+    SELECT id FROM job_queue
+     WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > NOW(6)
+       FOR UPDATE)";
+  s.release.pick = held_pick;
+  s.fail_retry.write = R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
@@ -162,16 +171,16 @@ Statements make_statements() {
            last_error = :error, lock_token = NULL, lock_until = NULL,
            updated_at = NOW(6)
      WHERE id = :id AND status = 1 AND lock_token = :token)";
-  s.fail_final = R"(
+  s.fail_final.write = R"(
     UPDATE job_queue
        SET status = 3, last_error = :error, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id = :id AND status = 1 AND lock_token = :token)";
-  s.extend = R"(
+  s.extend.write = R"(
     UPDATE job_queue
        SET lock_until = )" QC_NOW_PLUS(":lease_ms") R"(, updated_at = NOW(6)
      WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > NOW(6))";
-  s.release = R"(
+  s.release.write = R"(
     UPDATE job_queue
        SET status = 0, attempts = GREATEST(attempts - 1, 0), run_at = NOW(6),
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
@@ -242,17 +251,22 @@ Statements make_statements() {
      WHERE id IN ({ids}) AND status = 1 AND lock_until < NOW(6))";
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
-  s.retry_ids = R"(
+  s.retry_ids.pick = "SELECT id FROM job_queue WHERE id IN ({ids}) AND status IN (3, 4) FOR UPDATE";
+  s.cancel_ids.pick =
+      "SELECT id FROM job_queue WHERE id IN ({ids}) AND status IN (0, 3) FOR UPDATE";
+  s.cancel_ids_force.pick =
+      "SELECT id FROM job_queue WHERE id IN ({ids}) AND status IN (0, 1, 3) FOR UPDATE";
+  s.retry_ids.write = R"(
     UPDATE job_queue
        SET status = 0, attempts = 0, run_at = NOW(6), finished_at = NULL,
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = NOW(6)
      WHERE id IN ({ids}) AND status IN (3, 4))";
-  s.cancel_ids = R"(
+  s.cancel_ids.write = R"(
     UPDATE job_queue
        SET status = 4, finished_at = NOW(6), updated_at = NOW(6)
      WHERE id IN ({ids}) AND status IN (0, 3))";
-  s.cancel_ids_force = R"(
+  s.cancel_ids_force.write = R"(
     UPDATE job_queue
        SET status = 4, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
@@ -267,7 +281,13 @@ Statements make_statements() {
        AND finished_at < )" QC_NOW_MINUS(":older_ms") R"(
      ORDER BY id
      LIMIT :batch)";
-  s.delete_ids = "DELETE FROM job_queue WHERE id IN ({ids}) AND status >= 2";
+  s.delete_ids = R"(
+    DELETE FROM job_queue
+     WHERE id IN ({ids})
+       AND status >= 2
+       AND queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND finished_at < )" QC_NOW_MINUS(":older_ms");
   s.pause_queue = R"(
     INSERT INTO queuectl_queues (queue, paused_at) VALUES (:queue, NOW(6))
     ON DUPLICATE KEY UPDATE paused_at = NOW(6))";
@@ -327,6 +347,11 @@ Statements make_statements() {
       "applied_at") " FROM queuectl_schema_migrations ORDER BY version";
   s.record_migration =
       "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
+  s.migration_applied = "SELECT 1 FROM queuectl_schema_migrations WHERE version = :version";
+  // GET_LOCK is held by the session, across the implicit commits of DDL. It waits up to
+  // 60 s (kMigrationLockWait) and returns 0 when that ran out, NULL on an error.
+  s.migrate_lock = "SELECT COALESCE(GET_LOCK(:key, 60), 0)";
+  s.migrate_unlock = "SELECT COALESCE(RELEASE_LOCK(:key), 0)";
   return s;
 }
 
@@ -399,6 +424,12 @@ class MysqlDialect final : public Dialect {
     }
   }
   void begin(soci::session& session) const override { session.begin(); }
+  // The session reads at READ COMMITTED (see configure_session); a consistent snapshot
+  // needs REPEATABLE READ, set for the next transaction only.
+  void begin_snapshot(soci::session& session) const override {
+    session << "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+    session << "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY";
+  }
 
   bool is_contention(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);

@@ -99,6 +99,11 @@ constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
                                AND k.status = 3 AND k.id < j.id)))))";
 
+// A guarded write that reports what it changed (see GuardedWrite).
+std::string returning(const std::string& write, const std::string& what) {
+  return write + "\n    RETURNING " + what;
+}
+
 Statements make_statements() {
   Statements s;
   const std::string cols = job_columns("");
@@ -199,14 +204,13 @@ Statements make_statements() {
            finished_at = now(), updated_at = now()
      WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
   // Many acks without a result under one token: one UPDATE returning the ids it changed.
-  s.ack_ids = R"(
+  s.ack_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text)
-    RETURNING id)";
-  s.ack_pick = "";
-  s.fail_retry = R"(
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text))",
+                              "id");
+  s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
@@ -214,23 +218,27 @@ Statements make_statements() {
            finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
            last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
-  s.fail_final = R"(
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+                                 cols);
+  s.fail_final.write = returning(R"(
     UPDATE job_queue
        SET status = 3, last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
-  s.extend = R"(
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+                                 cols);
+  s.extend.write = returning(R"(
     UPDATE job_queue
        SET lock_until = now() + )" QC_MS(":lease_ms") R"(, updated_at = now()
      WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text)
-       AND lock_until > now())";
-  s.release = R"(
+       AND lock_until > now())",
+                             cols);
+  s.release.write = returning(R"(
     UPDATE job_queue
        SET status = 0, attempts = GREATEST(attempts - 1, 0), run_at = now(),
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+                              cols);
 
   s.list_jobs = "SELECT " + cols + R"(
       FROM job_queue,
@@ -300,21 +308,24 @@ Statements make_statements() {
      WHERE id IN ({ids}) AND status = 1 AND lock_until < now())";
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
-  s.retry_ids = R"(
+  s.retry_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 0, attempts = 0, run_at = now(), finished_at = NULL,
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id IN ({ids}) AND status IN (3, 4))";
-  s.cancel_ids = R"(
+     WHERE id IN ({ids}) AND status IN (3, 4))",
+                                "id");
+  s.cancel_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 4, finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status IN (0, 3))";
-  s.cancel_ids_force = R"(
+     WHERE id IN ({ids}) AND status IN (0, 3))",
+                                 "id");
+  s.cancel_ids_force.write = returning(R"(
     UPDATE job_queue
        SET status = 4, lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status IN (0, 1, 3))";
+     WHERE id IN ({ids}) AND status IN (0, 1, 3))",
+                                       "id");
   s.finished_pick = R"(
     SELECT id
       FROM job_queue,
@@ -327,7 +338,15 @@ Statements make_statements() {
        AND finished_at < now() - )" QC_MS(":older_ms") R"(
      ORDER BY id
      LIMIT CAST(:batch AS integer))";
-  s.delete_ids = "DELETE FROM job_queue WHERE id IN ({ids}) AND status >= 2";
+  s.delete_ids = R"(
+    DELETE FROM job_queue
+     USING (SELECT CAST(:queue AS text) AS arg_queue,
+                   CAST(:status_mask AS integer) AS arg_mask) a
+     WHERE id IN ({ids})
+       AND status >= 2
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND finished_at < now() - )" QC_MS(":older_ms");
   s.pause_queue = R"(
     INSERT INTO queuectl_queues (queue, paused_at) VALUES (CAST(:queue AS text), now())
     ON CONFLICT (queue) DO UPDATE SET paused_at = excluded.paused_at)";
@@ -406,6 +425,12 @@ Statements make_statements() {
   s.record_migration = R"(
     INSERT INTO queuectl_schema_migrations (version, name)
     VALUES (CAST(:version AS integer), CAST(:name AS text)))";
+  s.migration_applied =
+      "SELECT 1 FROM queuectl_schema_migrations WHERE version = CAST(:version AS integer)";
+  // A session advisory lock: it outlives each migration's transaction, and its wait is
+  // bounded by lock_timeout like any other lock wait.
+  s.migrate_lock = "SELECT 1 FROM pg_advisory_lock(CAST(:key AS bigint))";
+  s.migrate_unlock = "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
   return s;
 }
 
@@ -440,6 +465,10 @@ class PostgresqlDialect final : public Dialect {
         soci::into(ignored);
   }
   void begin(soci::session& session) const override { session.begin(); }
+  // REPEATABLE READ: every statement of the transaction reads the snapshot its first took.
+  void begin_snapshot(soci::session& session) const override {
+    session << "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  }
 
   bool is_contention(const soci::soci_error& e) const override {
     const std::string state = sqlstate_of(e);

@@ -41,6 +41,11 @@ constexpr const char* kJobColumns =
     "dedupe_key, group_key, " QC_TS("created_at") ", " QC_TS("updated_at") ", "
     QC_TS("finished_at");
 
+// A guarded write that reports what it changed (see GuardedWrite).
+std::string returning(const std::string& write, const std::string& what) {
+  return write + "\n    RETURNING " + what;
+}
+
 Statements make_statements() {
   Statements s;
   const std::string cols = kJobColumns;
@@ -98,13 +103,13 @@ Statements make_statements() {
        SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id = :id AND status = 1 AND lock_token = :token)";
-  s.ack_ids = R"(
+  s.ack_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token
-    RETURNING id)";
-  s.fail_retry = R"(
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)",
+                              "id");
+  s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
@@ -114,22 +119,26 @@ Statements make_statements() {
            finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
            last_error = :error, lock_token = NULL, lock_until = NULL,
            updated_at = )" QC_NOW R"(
-     WHERE id = :id AND status = 1 AND lock_token = :token)";
-  s.fail_final = R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token)",
+                                 cols);
+  s.fail_final.write = returning(R"(
     UPDATE job_queue
        SET status = 3, last_error = :error, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id = :id AND status = 1 AND lock_token = :token)";
-  s.extend = R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token)",
+                                 cols);
+  s.extend.write = returning(R"(
     UPDATE job_queue
        SET lock_until = )" QC_NOW_PLUS(":lease_ms") ", updated_at = " QC_NOW R"(
-     WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > )" QC_NOW;
-  s.release = R"(
+     WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > )" QC_NOW,
+                             cols);
+  s.release.write = returning(R"(
     UPDATE job_queue
        SET status = 0, attempts = max(attempts - 1, 0), run_at = )" QC_NOW R"(,
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = )" QC_NOW R"(
-     WHERE id = :id AND status = 1 AND lock_token = :token)";
+     WHERE id = :id AND status = 1 AND lock_token = :token)",
+                              cols);
 
   s.list_jobs = "SELECT " + cols + R"(
       FROM job_queue
@@ -192,21 +201,24 @@ Statements make_statements() {
      WHERE id IN ({ids}) AND status = 1 AND lock_until < )" QC_NOW;
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
-  s.retry_ids = R"(
+  s.retry_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 0, attempts = 0, run_at = )" QC_NOW R"(, finished_at = NULL,
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = )" QC_NOW R"(
-     WHERE id IN ({ids}) AND status IN (3, 4))";
-  s.cancel_ids = R"(
+     WHERE id IN ({ids}) AND status IN (3, 4))",
+                                "id");
+  s.cancel_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 4, finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id IN ({ids}) AND status IN (0, 3))";
-  s.cancel_ids_force = R"(
+     WHERE id IN ({ids}) AND status IN (0, 3))",
+                                 "id");
+  s.cancel_ids_force.write = returning(R"(
     UPDATE job_queue
        SET status = 4, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id IN ({ids}) AND status IN (0, 1, 3))";
+     WHERE id IN ({ids}) AND status IN (0, 1, 3))",
+                                       "id");
   s.finished_pick = R"(
     SELECT id FROM job_queue
      WHERE id > :after
@@ -216,7 +228,13 @@ Statements make_statements() {
        AND finished_at < )" QC_NOW_PLUS("-:older_ms") R"(
      ORDER BY id
      LIMIT :batch)";
-  s.delete_ids = "DELETE FROM job_queue WHERE id IN ({ids}) AND status >= 2";
+  s.delete_ids = R"(
+    DELETE FROM job_queue
+     WHERE id IN ({ids})
+       AND status >= 2
+       AND queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND finished_at < )" QC_NOW_PLUS("-:older_ms");
   s.pause_queue = R"(
     INSERT INTO queuectl_queues (queue, paused_at) VALUES (:queue, )" QC_NOW R"()
     ON CONFLICT (queue) DO UPDATE SET paused_at = excluded.paused_at)";
@@ -279,6 +297,7 @@ Statements make_statements() {
       "applied_at") " FROM queuectl_schema_migrations ORDER BY version";
   s.record_migration =
       "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
+  s.migration_applied = "SELECT 1 FROM queuectl_schema_migrations WHERE version = :version";
   return s;
 }
 
@@ -299,6 +318,9 @@ class SqliteDialect final : public Dialect {
     sqlite3_busy_timeout(backend->conn_, static_cast<int>(wait.count()));
   }
   void begin(soci::session& session) const override { session << "BEGIN IMMEDIATE"; }
+  // A deferred transaction: in WAL mode its first read fixes the snapshot every later
+  // read sees, and it takes no write lock.
+  void begin_snapshot(soci::session& session) const override { session << "BEGIN"; }
 
   bool is_contention(const soci::soci_error& e) const override {
     auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
