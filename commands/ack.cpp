@@ -35,7 +35,7 @@ AckItem item_from_line(const std::string& line, std::size_t number, std::size_t 
         if (!value.is_string()) throw UsageError("\"token\" must be a string");
         item.token = value.get<std::string>();
       } else if (key == "result") {
-        item.result = validate_json(value.dump(), "result", max_payload);
+        item.result = validate_json(value.text(), "result", max_payload);
       } else {
         // Lines of `claim -o ndjson` may be fed straight back: other job fields are ignored.
       }

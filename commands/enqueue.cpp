@@ -96,11 +96,11 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
       if (key == "queue") {
         one.queue = text();
       } else if (key == "payload") {
-        one.payload = value.dump();
+        one.payload = value.text();
       } else if (key == "priority") {
         one.priority = integer();
       } else if (key == "delay") {
-        one.delay = value.is_number() ? value.dump() : text();
+        one.delay = value.is_number() ? value.text() : text();
         line_delay = true;
       } else if (key == "run_at") {
         one.run_at = text();

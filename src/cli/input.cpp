@@ -4,9 +4,11 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 #include "core/validate.hpp"
 
 namespace queuectl {
@@ -44,16 +46,23 @@ Duration duration_option(const std::string& text, const char* what, Duration fal
   return text.empty() ? fallback : Duration::parse(text, what);
 }
 
-nlohmann::ordered_json parse_line_object(const std::string& line) {
+LineObject parse_line_object(const std::string& line) {
   // The line is an object around its values: one level more than a value may nest.
   if (json_depth(line) > kMaxJsonDepth + 1)
     throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   // A NUL byte is not JSON (the parser would stop there and drop the rest of the line).
   if (line.find('\0') != std::string::npos)
     throw UsageError("not valid JSON: it contains a NUL byte");
-  auto doc = nlohmann::ordered_json::parse(line.begin(), line.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) throw UsageError("not a JSON object");
-  return doc;
+  nlohmann::ordered_json doc;
+  CompactJson compact = compact_json(line, kMaxJsonDepth + 1, &doc);
+  if (!compact.valid || !doc.is_object()) throw UsageError("not a JSON object");
+  // The parsed object holds each key once, with its last value: so does the text.
+  std::map<std::string, std::string> texts;
+  for (auto& [key, text] : compact.members) texts[key] = std::move(text);
+  std::vector<LineObject::Member> members;
+  for (auto& [key, value] : doc.items())
+    members.emplace_back(key, LineValue(std::move(value), std::move(texts[key])));
+  return LineObject(std::move(members));
 }
 
 }  // namespace queuectl

@@ -1,7 +1,9 @@
 #include "cli/output.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <ostream>
+#include <random>
 
 #include "core/errors.hpp"
 
@@ -9,7 +11,79 @@ namespace queuectl {
 
 namespace {
 constexpr auto kReplace = nlohmann::ordered_json::error_handler_t::replace;
+
+// A raw_json value is the string "\x01" + a per-run random tag + ":" + hex of its text +
+// "\x01". Hex and the tag pass through the dump unescaped, and the dump writes \x01 as
+// \u0001. A payload's own string cannot pass for one: it would need the tag, which is
+// drawn afresh in every run and never printed.
+const std::string& raw_tag() {
+  static const std::string tag = [] {
+    std::random_device rd;
+    std::string t;
+    for (int i = 0; i < 4; ++i) {
+      char part[9];
+      std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(rd()));
+      t += part;
+    }
+    return t;
+  }();
+  return tag;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
 }  // namespace
+
+nlohmann::ordered_json raw_json(const std::string& compact_text) {
+  static const char* digits = "0123456789abcdef";
+  std::string marked = "\x01" + raw_tag() + ":";
+  marked.reserve(compact_text.size() * 2 + 40);
+  for (unsigned char c : compact_text) {
+    marked += digits[c >> 4];
+    marked += digits[c & 15];
+  }
+  marked += "\x01";
+  return nlohmann::ordered_json(marked);
+}
+
+bool is_raw_json(const nlohmann::ordered_json& value) {
+  if (!value.is_string()) return false;
+  const auto& text = value.get_ref<const std::string&>();
+  const std::string start = "\x01" + raw_tag() + ":";
+  return text.size() > start.size() && text.compare(0, start.size(), start) == 0 &&
+         text.back() == '\x01';
+}
+
+std::string dump_json(const nlohmann::ordered_json& value, int indent) {
+  std::string text = value.dump(indent, ' ', false, kReplace);
+  const std::string start = "\"\\u0001" + raw_tag() + ":", end = "\\u0001\"";
+  std::string out;
+  std::size_t from = 0;
+  for (auto at = text.find(start); at != std::string::npos; at = text.find(start, from)) {
+    const std::size_t hex = at + start.size();
+    const std::size_t stop = text.find(end, hex);
+    if (stop == std::string::npos) break;
+    std::string raw;
+    bool ok = (stop - hex) % 2 == 0;
+    for (std::size_t i = hex; ok && i < stop; i += 2) {
+      const int hi = hex_value(text[i]), lo = hex_value(text[i + 1]);
+      ok = hi >= 0 && lo >= 0;
+      raw += static_cast<char>(hi * 16 + lo);
+    }
+    out.append(text, from, at - from);
+    if (ok)
+      out += raw;
+    else
+      out.append(text, at, stop + end.size() - at);
+    from = stop + end.size();
+  }
+  out.append(text, from, std::string::npos);
+  return out;
+}
 
 Format parse_format(const std::string& text) {
   if (text == "table") return Format::table;
@@ -45,13 +119,13 @@ void print_output(std::ostream& stream, const Output& out, Format format) {
   switch (format) {
     case Format::json:
       // Invalid UTF-8 (a worker's stderr, say) is replaced, never a reason to fail.
-      stream << out.document.dump(2, ' ', false, kReplace) << "\n";
+      stream << dump_json(out.document, 2) << "\n";
       break;
     case Format::ndjson:
       if (out.items) {
-        for (const auto& item : *out.items) stream << item.dump(-1, ' ', false, kReplace) << "\n";
+        for (const auto& item : *out.items) stream << dump_json(item) << "\n";
       } else {
-        stream << out.document.dump(-1, ' ', false, kReplace) << "\n";
+        stream << dump_json(out.document) << "\n";
       }
       break;
     case Format::prometheus:

@@ -29,6 +29,16 @@ struct Output {
   std::optional<std::string> prometheus;        // -o prometheus, where the command supports it
 };
 
+// A JSON value printed exactly as `compact_text` (compact, valid JSON): for a stored payload
+// or result whose numbers a parsed document would change (12345678901234567890123, 1.50,
+// -0, 1e400). It is a string holding a marker until dump_json splices the text in.
+nlohmann::ordered_json raw_json(const std::string& compact_text);
+// Whether `value` is one made by raw_json.
+bool is_raw_json(const nlohmann::ordered_json& value);
+// `value` as JSON text (indent as nlohmann's dump; -1 for one line), with every raw_json
+// value written as its text. Invalid UTF-8 is replaced, never a reason to fail.
+std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
+
 // Writes `out` in `format` to `stream`. Throws UsageError when the command has no such view.
 void print_output(std::ostream& stream, const Output& out, Format format);
 

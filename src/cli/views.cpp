@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "cli/output.hpp"
+#include "core/json_text.hpp"
 #include "core/validate.hpp"
 
 namespace queuectl {
@@ -11,8 +13,12 @@ namespace {
 // recursive printer (a row written by other means than queuectl).
 nlohmann::ordered_json json_or_text(const std::string& text) {
   if (json_depth(text) > 4 * kMaxJsonDepth) return nlohmann::ordered_json(text);
-  auto doc = nlohmann::ordered_json::parse(text, nullptr, false);
-  return doc.is_discarded() ? nlohmann::ordered_json(text) : doc;
+  nlohmann::ordered_json doc;
+  CompactJson compact = compact_json(text, 4 * kMaxJsonDepth, &doc);
+  if (!compact.valid) return nlohmann::ordered_json(text);
+  // Printed from the parsed document unless that would change a number (digits past a
+  // double's, 1.50, -0, 1e400): then as stored.
+  return doc.dump() == compact.text ? doc : raw_json(compact.text);
 }
 
 nlohmann::ordered_json opt(const std::optional<std::string>& v) {
@@ -22,9 +28,7 @@ nlohmann::ordered_json opt(const std::optional<std::string>& v) {
 // One table cell: null as "-", line breaks shown as \n so that rows stay rows.
 std::string cell(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "-";
-  std::string s = v.is_string()
-                      ? v.get<std::string>()
-                      : v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string s = v.is_string() && !is_raw_json(v) ? v.get<std::string>() : dump_json(v);
   // Control characters (a job's stderr may carry terminal escapes) never reach the
   // terminal raw: line breaks and tabs as \n and \t, the rest as \xHH.
   std::string out;

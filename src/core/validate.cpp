@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <vector>
-
-#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 
 namespace queuectl {
 namespace {
@@ -60,85 +59,6 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   return n;
 }
 
-// True when any string or key in `doc` holds a NUL character.
-// Rewrites a JSON document compactly while it is parsed, one token at a time (nlohmann's
-// SAX interface: no recursion, so no nesting can overflow the stack), and checks it:
-// nesting at most kMaxJsonDepth, no NUL character in any string or key. Numbers keep the
-// text they were written with, so that 12345678901234567890123 or 0.1000000000000000001
-// are stored as written, not rounded through a double.
-class CompactWriter {
- public:
-  using json = nlohmann::json;
-  std::string out;
-  std::string problem;  // set when the document is refused for depth or NUL
-
-  bool null() { return scalar("null"); }
-  bool boolean(bool v) { return scalar(v ? "true" : "false"); }
-  bool number_integer(json::number_integer_t v) { return scalar(std::to_string(v)); }
-  bool number_unsigned(json::number_unsigned_t v) { return scalar(std::to_string(v)); }
-  bool number_float(json::number_float_t, const std::string& text) { return scalar(text); }
-  bool string(std::string& v) { return text(v) && scalar(json(v).dump()); }
-  bool binary(json::binary_t&) { return false; }  // not produced by the text parser
-  bool start_object(std::size_t) { return open('{'); }
-  bool key(std::string& k) {
-    if (!text(k)) return false;
-    separate();
-    out += json(k).dump();
-    out += ':';
-    after_key_ = true;
-    return true;
-  }
-  bool end_object() { return close('}'); }
-  bool start_array(std::size_t) { return open('['); }
-  bool end_array() { return close(']'); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
-    return false;
-  }
-
- private:
-  // A comma before every element of an object or array but its first; none after a key.
-  void separate() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    if (!first_.empty()) {
-      if (!first_.back()) out += ',';
-      first_.back() = false;
-    }
-  }
-  bool scalar(const std::string& token) {
-    separate();
-    out += token;
-    return true;
-  }
-  bool open(char bracket) {
-    if (first_.size() >= kMaxJsonDepth) {
-      problem = "is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-      return false;
-    }
-    separate();
-    out += bracket;
-    first_.push_back(true);
-    return true;
-  }
-  bool close(char bracket) {
-    out += bracket;
-    first_.pop_back();
-    return true;
-  }
-  // PostgreSQL's jsonb cannot store a NUL character (\u0000), so no backend takes it,
-  // and a payload moves between backends unchanged.
-  bool text(const std::string& v) {
-    if (v.find('\0') == std::string::npos) return true;
-    problem = "contains \\u0000 (a NUL character), which cannot be stored";
-    return false;
-  }
-
-  std::vector<bool> first_;  // per open object or array: no element written yet
-  bool after_key_ = false;
-};
-
 }  // namespace
 
 bool is_valid_utf8(std::string_view text) {
@@ -184,11 +104,18 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
   // and drop the rest without a word.
   if (text.find('\0') != std::string_view::npos)
     throw UsageError(std::string(what) + " is not valid JSON: it contains a NUL byte");
-  CompactWriter writer;
-  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &writer);
-  if (!writer.problem.empty()) throw UsageError(std::string(what) + " " + writer.problem);
-  if (!ok) throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
-  return writer.out;
+  CompactJson json = compact_json(text, kMaxJsonDepth);
+  if (json.too_deep)
+    throw UsageError(std::string(what) + " is nested deeper than " + std::to_string(kMaxJsonDepth) +
+                     " levels");
+  // PostgreSQL's jsonb cannot store a NUL character (\u0000), so no backend takes it, and
+  // a payload moves between backends unchanged.
+  if (json.nul_in_string)
+    throw UsageError(std::string(what) +
+                     " contains \\u0000 (a NUL character), which cannot be stored");
+  if (!json.valid)
+    throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
+  return std::move(json.text);
 }
 
 std::size_t json_depth(std::string_view text) {

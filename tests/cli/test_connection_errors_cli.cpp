@@ -110,8 +110,8 @@ void check_no_migrate_advice(const RunResult& r) {
 
 TEST_CASE(
     "cli connection: a role that may not read queuectl_schema_migrations gets the "
-    "database's reason, not `run queuectl migrate`") {
-  if (is_sqlite()) return;  // SQLite has no roles
+    "database's reason, not `run queuectl migrate`" *
+    doctest::skip(is_sqlite())) {  // SQLite has no roles
   FreshDatabase fixture;
 
   SUBCASE("DML on job_queue only") {
@@ -151,8 +151,8 @@ TEST_CASE(
 // The grants README's "Connecting" section documents for an application's role.
 TEST_CASE(
     "cli connection: a runtime role with SELECT on queuectl_schema_migrations and DML on "
-    "the queue tables runs every queue command") {
-  if (is_sqlite()) return;
+    "the queue tables runs every queue command" *
+    doctest::skip(is_sqlite())) {  // SQLite has no roles
   FreshDatabase fixture;
   const std::string dml = "SELECT, INSERT, UPDATE, DELETE";
   TestRole role(fixture, "queuectl_t_runtime",
@@ -240,8 +240,8 @@ TEST_CASE(
 // read of it waits until the URL's own timeout cancels it.
 TEST_CASE(
     "cli connection: PostgreSQL timeouts from ?options= are reported as such: "
-    "statement_timeout exit 1, lock_timeout (contention) exit 75") {
-  if (backend_under_test() != Backend::postgresql) return;
+    "statement_timeout exit 1, lock_timeout (contention) exit 75" *
+    doctest::skip(backend_under_test() != Backend::postgresql)) {
   FreshDatabase fixture;
   std::unique_ptr<Database> locker = fixture.connect();
   locker->session().begin();
@@ -270,8 +270,8 @@ TEST_CASE(
 
 TEST_CASE(
     "cli connection: a failed connect carries the server's reason; a refused login or "
-    "unknown database is exit 1, a server that is not listening exit 75") {
-  if (is_sqlite()) return;
+    "unknown database is exit 1, a server that is not listening exit 75" *
+    doctest::skip(is_sqlite())) {  // SQLite has no server
   const bool pg = backend_under_test() == Backend::postgresql;
   const std::string base = base_url();
   const std::string user = DbUrl::parse(base).user;
@@ -302,8 +302,8 @@ TEST_CASE(
 
 TEST_CASE(
     "cli connection: PostgreSQL settings that waiting will not fix are exit 1 with "
-    "libpq's or the server's reason") {
-  if (backend_under_test() != Backend::postgresql) return;
+    "libpq's or the server's reason" *
+    doctest::skip(backend_under_test() != Backend::postgresql)) {
   FreshDatabase fixture;
 
   SUBCASE("sslmode=require against a server without SSL") {
@@ -319,10 +319,20 @@ TEST_CASE(
     check_error(r, 1, "unrecognized configuration parameter \"queuectl_bogus\"");
     CHECK(r.err.find("reachable") == std::string::npos);
   }
+  SUBCASE("a -c in ?options= without its value") {
+    RunResult r = queuectl(with_param(fixture.url(), "options=-c%20bogus"), {"stats"});
+    check_error(r, 1, "requires a value");
+    CHECK(r.err.find("reachable") == std::string::npos);
+  }
+  SUBCASE("a ?service= that pg_service.conf does not define") {
+    RunResult r = queuectl(with_param(fixture.url(), "service=queuectl_nonexistent"), {"stats"});
+    check_error(r, 1, "definition of service");
+    CHECK(r.err.find("reachable") == std::string::npos);
+  }
 }
 
-TEST_CASE("cli connection: a refused login names where the password came from") {
-  if (is_sqlite()) return;
+TEST_CASE("cli connection: a refused login names where the password came from" *
+          doctest::skip(is_sqlite())) {  // SQLite has no login
   FreshDatabase fixture;
   const std::string base = fixture.url();
   const std::string user = DbUrl::parse(base).user;
@@ -382,6 +392,88 @@ TEST_CASE(
   rejects(fixture, {"--db-password-file", not_a_folder, "enqueue", "q", "{}"}, not_a_folder);
   rejects(fixture, {"--db-password-file", empty, "migrate"}, "is empty");
   CHECK(job_rows(fixture) == 0);
+}
+
+// Fault-battery finding: values the driver cannot parse failed like a server that cannot be
+// reached (SOCI's MySQL backend: "Malformed connection string."), exit 75, so that cron
+// retried them forever. Runs on every backend: the port is closed, so a URL that got as far
+// as connecting would be exit 75.
+TEST_CASE(
+    "cli connection: URL parameter values the driver cannot parse are exit 2 naming the "
+    "parameter, before connecting") {
+  const std::string port = std::to_string(closed_port());
+  const std::map<std::string, std::vector<std::string>> cases = {
+      {"mysql",
+       {"connect_timeout=abc", "read_timeout=abc", "write_timeout=0",
+        "connect_timeout=", "charset="}},
+      {"postgresql",
+       {"connect_timeout=abc", "keepalives_idle=1.5", "sslmode=bogus",
+        "target_session_attrs=master", "hostaddr=notanip", "application_name="}}};
+  for (const auto& [scheme, params] : cases) {
+    for (const std::string& param : params) {
+      const std::string url = scheme + "://u:secret@127.0.0.1:" + port + "/db?" + param;
+      CAPTURE(url);
+      RunResult r = queuectl(url, {"stats"});
+      check_usage_error(r, "query parameter '" + param.substr(0, param.find('=')) + "'");
+      CHECK(r.err.find("secret") == std::string::npos);
+    }
+    // A password both after the user name and in ?password=: which one would count is the
+    // driver's accident (SOCI refuses the connection string, libpq takes the last).
+    const std::string twice =
+        scheme + "://u:secret@127.0.0.1:" + port + "/db?password=other-secret";
+    RunResult r = queuectl(twice, {"stats"});
+    check_usage_error(r, "password is given twice");
+    CHECK(r.err.find("secret") == std::string::npos);
+  }
+}
+
+TEST_CASE("cli connection: a bad URL parameter value on the server under test writes nothing" *
+          doctest::skip(is_sqlite())) {  // a sqlite: URL has no parameters
+  FreshDatabase fixture;
+  const bool pg = backend_under_test() == Backend::postgresql;
+  for (const std::string param :
+       {std::string("connect_timeout=abc"), std::string(pg ? "sslmode=bogus" : "read_timeout=x")}) {
+    CAPTURE(param);
+    const std::string before = db_fingerprint(fixture);
+    RunResult r = queuectl(with_param(fixture.url(), param), {"enqueue", "q", "{}"});
+    check_usage_error(r, param.substr(0, param.find('=')));
+    CHECK(db_fingerprint(fixture) == before);
+  }
+  CHECK(job_rows(fixture) == 0);
+  ok(with_param(fixture.url(), "connect_timeout=5"), {"enqueue", "q", "{}"});
+  CHECK(job_rows(fixture) == 1);
+}
+
+TEST_CASE(
+    "cli connection: MySQL: a ?charset= the client library does not have is exit 1, not a "
+    "server to wait for" *
+    doctest::skip(backend_under_test() != Backend::mysql)) {
+  FreshDatabase fixture;
+  RunResult r = queuectl(with_param(fixture.url(), "charset=queuectl_bogus"), {"stats"});
+  check_error(r, 1, "Can't initialize character set queuectl_bogus");
+  CHECK(r.err.find("reachable") == std::string::npos);
+}
+
+TEST_CASE(
+    "cli connection: a password from QUEUECTL_DB_PASSWORD or --db-password-file replaces the "
+    "URL's ?password=" *
+    doctest::skip(is_sqlite())) {  // SQLite has no login
+  FreshDatabase fixture;
+  const std::string base = fixture.url();
+  const std::string user = DbUrl::parse(base).user;
+  const std::string right = *DbUrl::parse(base).password;
+  const std::string url = with_param(url_with(base, user, std::nullopt), "password=hunter2-wrong");
+  TempDir dir;
+
+  RunResult from_env = queuectl(url, {"enqueue", "q", "{}"}, "", {{"QUEUECTL_DB_PASSWORD", right}});
+  INFO(dump(from_env));
+  CHECK(from_env.exit_code == 0);
+  RunResult from_file =
+      queuectl(url, {"--db-password-file", dir.write("pw", right + "\n"), "enqueue", "q", "{}"}, "",
+               {{"QUEUECTL_DB_PASSWORD", ""}});
+  INFO(dump(from_file));
+  CHECK(from_file.exit_code == 0);
+  CHECK(job_rows(fixture) == 2);
 }
 
 }  // namespace queuectl::testing::cli

@@ -189,11 +189,9 @@ TEST_CASE("contention: a unique violation is a constraint violation, not content
 }
 
 // Write skew under SERIALIZABLE: each transaction reads both rows and writes one.
-TEST_CASE("contention: PostgreSQL: a serialization failure is contention") {
-  if (!is_postgresql()) {
-    MESSAGE("only PostgreSQL reports serialization failures (SQLSTATE 40001)");
-    return;
-  }
+// Only PostgreSQL reports serialization failures (SQLSTATE 40001).
+TEST_CASE("contention: PostgreSQL: a serialization failure is contention" *
+          doctest::skip(!is_postgresql())) {
   FreshDatabase fx;
   JobRepository repo(fx.db());
   Job first = add(repo, "q");

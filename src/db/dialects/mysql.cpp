@@ -476,6 +476,7 @@ class MysqlDialect final : public Dialect {
     switch (err->err_num_) {
       case 1129:  // ER_HOST_IS_BLOCKED: needs FLUSH HOSTS
       case 1251:  // ER_NOT_SUPPORTED_AUTH_MODE
+      case 2019:  // CR_CANT_READ_CHARSET: ?charset= names one the client library lacks
       case 2026:  // CR_SSL_CONNECTION_ERROR: SSL asked for and not possible
       case 2059:  // CR_AUTH_PLUGIN_CANNOT_LOAD
         return true;

@@ -21,6 +21,7 @@
 
 #include "core/errors.hpp"
 #include "db/dialect.hpp"
+#include "db/dialects/pg_notices.hpp"
 
 namespace queuectl {
 namespace {
@@ -449,6 +450,7 @@ class PostgresqlDialect final : public Dialect {
   const Statements& sql() const override { return statements_; }
 
   void configure_session(soci::session& session) const override {
+    route_server_notices(native(session));  // not raw on stderr: see pg_notices.hpp
     session << "SET TIME ZONE 'UTC'";
     // SKIP LOCKED claims and the guarded UPDATEs are written for READ COMMITTED; a server
     // whose default_transaction_isolation is stricter would turn every race into 40001.
@@ -499,7 +501,9 @@ class PostgresqlDialect final : public Dialect {
           "unrecognized configuration "
           "parameter",
           "cannot be changed", "permission denied to set parameter",
-          "unsupported frontend protocol", "could not parse network address"}) {
+          "unsupported frontend protocol", "could not parse network address",
+          // ?service= naming no service in pg_service.conf; ?options=-c without a value
+          "definition of service", "requires a value"}) {
       if (msg.find(needle) != std::string::npos) return true;
     }
     return false;

@@ -1,0 +1,35 @@
+// JSON text checked and rewritten compactly in one pass, every number kept exactly as it
+// was written. A parsed nlohmann document holds a number as a double or a 64-bit integer,
+// so printing it back rounds 12345678901234567890123, prints 1.50 as 1.5 and -0 as 0, and
+// its parser refuses 1e400; all three databases store each of them as written.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace queuectl {
+
+struct CompactJson {
+  bool valid = false;          // one JSON document, nested at most max_depth levels
+  bool too_deep = false;       // refused because it nests deeper than max_depth
+  bool nul_in_string = false;  // some string or key holds \u0000
+  // The document without insignificant white space; numbers as written.
+  std::string text;
+  // When the document is an object: each member's key and the compact text of its value,
+  // in document order (a repeated key appears each time).
+  std::vector<std::pair<std::string, std::string>> members;
+};
+
+// Checks `text` as one JSON document and compacts it. Parsing is not recursive, so no
+// nesting can overflow the stack; objects and arrays nested deeper than `max_depth` stop it.
+// With `parsed`, a valid document is also parsed into it, each number past a double's range
+// read as +-1e308 (only `text` keeps such a number as written).
+CompactJson compact_json(std::string_view text, std::size_t max_depth,
+                         nlohmann::ordered_json* parsed = nullptr);
+
+}  // namespace queuectl
