@@ -24,10 +24,11 @@ int run_lock(Context& ctx, const LockOptions& o) {
     throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
   Duration wait = duration_option(o.wait, "--wait", Duration());
   if (wait.ms() < 0) throw UsageError("--wait must not be negative");
-  // A connection of its own, held for the whole run: if queuectl dies, the server ends
-  // the session and frees the lock (SQLite: the row expires without its heartbeat).
-  Database db(ctx.migrated_db().url());
-  auto lock = NamedLock::acquire(db, o.name, wait);
+  // The connection that checked the schema, held for the whole run and used for nothing
+  // else: if queuectl dies, the server ends the session and frees the lock (SQLite: the row
+  // expires without its heartbeat).
+  std::unique_ptr<Database> db = ctx.take_migrated_db();
+  auto lock = NamedLock::acquire(*db, o.name, wait);
   if (!lock)
     throw LockBusy("lock '" + o.name + "' is held by someone else" +
                    (wait.positive() ? " (waited " + wait.str() + ")" : "") +
@@ -38,7 +39,7 @@ int run_lock(Context& ctx, const LockOptions& o) {
   int code = run_forwarding_signals(o.command, [&] { return lock->held(); });
   if (!lock->held())
     throw Error("lost the named lock '" + o.name + "' while the command ran (connection to " +
-                db.url().redacted() + " lost?); the command was stopped, exit code " +
+                db->url().redacted() + " lost?); the command was stopped, exit code " +
                 std::to_string(code));
   return code;
 }

@@ -49,12 +49,14 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   o.drain = c.drain;
   o.worker = c.worker.empty() ? default_worker_id() : c.worker;
   validate_worker(o.worker);
-  Database& db = ctx.migrated_db();  // fails early, with the usual message, when unmigrated
+  // Fails early, with the usual message, when unmigrated; then the worker claims on this
+  // connection rather than open another beside it.
+  std::unique_ptr<Database> db = ctx.take_migrated_db();
   ctx.note("queuectl: worker " + o.worker + " on queue " + o.queue + " (concurrency " +
            std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
   auto debug = [&ctx](const std::string& line) { ctx.debug(line); };
-  WorkerSummary s = run_worker(db.url(), o, log, debug);
+  WorkerSummary s = run_worker(std::move(db), o, log, debug);
   Output out;
   out.document = {{"worker", o.worker},       {"done", s.done},         {"failed", s.failed},
                   {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};

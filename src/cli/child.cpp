@@ -1,123 +1,124 @@
 #include "cli/child.hpp"
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <thread>
 
-#include "core/process.hpp"
+#include "core/errors.hpp"
+#include "core/subprocess.hpp"
 
 namespace queuectl {
 namespace {
 
-volatile sig_atomic_t g_child = 0;
-
-volatile sig_atomic_t g_pending = 0;  // a signal that came before the command's pid was known
+// Read by the signal handler: lock-free atomics are safe there, and stay correct should a
+// thread queuectl did not start (a library's) take the signal.
+std::atomic<pid_t> g_group{0};
+std::atomic<int> g_pending{0};  // a signal that came before the command's group was known
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the signal handler needs lock-free atomics");
 
 // To the command's whole process group, as timeout(1) does: a shell script and what it
 // started hear the signal alike.
 void forward(int sig) {
-  if (g_child > 0)
-    kill(-static_cast<pid_t>(g_child), sig);
+  const pid_t group = g_group.load();
+  if (group > 0)
+    kill(-group, sig);
   else
-    g_pending = sig;  // only the main thread blocks them: another thread may take one early
-}
-
-// Makes process group `pgid` the terminal's foreground group (called only when queuectl's
-// group had the terminal): a command in a process group of its own can then read the
-// terminal, and Ctrl-C reaches it; afterwards queuectl takes the terminal back.
-void give_terminal(pid_t pgid) {
-  // tcsetpgrp from a background group would stop us with SIGTTOU.
-  sigset_t ttou, old;
-  sigemptyset(&ttou);
-  sigaddset(&ttou, SIGTTOU);
-  sigprocmask(SIG_BLOCK, &ttou, &old);
-  tcsetpgrp(STDIN_FILENO, pgid);
-  sigprocmask(SIG_SETMASK, &old, nullptr);
+    g_pending.store(sig);
 }
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 constexpr std::size_t kForwardedCount = sizeof kForwarded / sizeof kForwarded[0];
 
+// Installs `forward` for the forwarded signals, which stay blocked in this thread until
+// `start_forwarding` (so that none sent before the command's group is known is lost: it is
+// delivered, and forwarded, once they are unblocked). Puts everything back when destroyed,
+// also when waiting for the command throws.
+class Forwarding {
+ public:
+  Forwarding() {
+    sigset_t forwarded;
+    sigemptyset(&forwarded);
+    for (int sig : kForwarded) sigaddset(&forwarded, sig);
+    pthread_sigmask(SIG_BLOCK, &forwarded, &mask_);
+    g_group = 0;
+    g_pending = 0;
+    struct sigaction sa {};
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &sa, &old_[i]);
+  }
+  ~Forwarding() {
+    g_group = 0;
+    pthread_sigmask(SIG_SETMASK, &mask_, nullptr);
+    for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &old_[i], nullptr);
+  }
+  Forwarding(const Forwarding&) = delete;
+  Forwarding& operator=(const Forwarding&) = delete;
+
+  // The forwarded signals that were ignored when queuectl started (nohup, a shell's `&`):
+  // the command starts with them ignored too, as it would have without queuectl.
+  std::vector<int> ignored() const {
+    std::vector<int> out;
+    for (std::size_t i = 0; i < kForwardedCount; ++i)
+      if (!(old_[i].sa_flags & SA_SIGINFO) && old_[i].sa_handler == SIG_IGN)
+        out.push_back(kForwarded[i]);
+    return out;
+  }
+
+  // From now on signals go to `child`'s group; one that came meanwhile is passed on now.
+  void start_forwarding(Subprocess& child) {
+    g_group = child.pid();
+    pthread_sigmask(SIG_SETMASK, &mask_, nullptr);
+    if (int sig = g_pending.exchange(0)) child.signal(sig);
+  }
+
+ private:
+  sigset_t mask_;
+  struct sigaction old_[kForwardedCount];
+};
+
 }  // namespace
 
 int run_forwarding_signals(const std::vector<std::string>& argv,
                            const std::function<bool()>& keep_going, int kill_after_ms) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
-  // Signals are blocked from before fork until g_child is set, so that none sent in
-  // between is lost: it is delivered, and forwarded, once they are unblocked.
-  sigset_t forwarded, previous;
-  sigemptyset(&forwarded);
-  for (int sig : kForwarded) sigaddset(&forwarded, sig);
-  sigprocmask(SIG_BLOCK, &forwarded, &previous);
-
-  g_pending = 0;
-  struct sigaction sa {};
-  sa.sa_handler = forward;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  struct sigaction old[kForwardedCount];
-  for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &sa, &old[i]);
-
-  std::fflush(nullptr);
-  // The command gets a process group of its own, so that the guard can kill all of it if
-  // queuectl dies; the terminal (if queuectl holds it) goes to that group while it runs.
-  GroupGuard guard;
-  const bool had_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (had_terminal) give_terminal(getpid());
-    for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &old[i], nullptr);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    die_with_parent(parent);
-    execvp(args[0], args.data());
-    exec_failed(args[0], errno);
+  Forwarding forwarding;
+  Subprocess::Options options;
+  options.argv = argv;
+  options.take_terminal = true;
+  options.to_ignore = forwarding.ignored();
+  std::unique_ptr<Subprocess> child;
+  try {
+    child = Subprocess::start(std::move(options));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "queuectl: error: %s\n", e.what());
+    return 127;
   }
-  int code = 127;
-  if (pid > 0) {
-    setpgid(pid, pid);  // also here, so that signals to the group work at once
-    guard.watch(pid);
-    if (had_terminal) give_terminal(pid);
-    g_child = pid;
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    if (g_pending) kill(-pid, g_pending);
-    int status = 0;
-    bool stopping = false;
-    auto kill_at = std::chrono::steady_clock::time_point::max();
-    while (true) {
-      pid_t r = waitpid(pid, &status, WNOHANG);
-      if (r == pid || (r < 0 && errno != EINTR)) break;
-      if (!stopping && keep_going && !keep_going()) {
-        stopping = true;
-        kill(-pid, SIGTERM);
-        kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
-      }
-      if (stopping && std::chrono::steady_clock::now() >= kill_at) {
-        kill(-pid, SIGKILL);
-        kill_at = std::chrono::steady_clock::time_point::max();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (child->exec_error()) {
+    std::fprintf(stderr, "queuectl: error: %s\n", child->exec_error_text().c_str());
+    return child->exit_code();
+  }
+  forwarding.start_forwarding(*child);
+  bool stopping = false;
+  auto kill_at = std::chrono::steady_clock::time_point::max();
+  while (!child->reap()) {
+    if (!stopping && keep_going && !keep_going()) {
+      stopping = true;
+      child->signal(SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
     }
-    g_child = 0;
-    guard.unwatch(pid);
-    if (had_terminal) give_terminal(getpgrp());
-    code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  } else {
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    std::fprintf(stderr, "queuectl: error: cannot start '%s': %s\n", args[0], std::strerror(errno));
+    if (stopping && std::chrono::steady_clock::now() >= kill_at) {
+      child->signal(SIGKILL);
+      kill_at = std::chrono::steady_clock::time_point::max();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  for (std::size_t i = 0; i < kForwardedCount; ++i) sigaction(kForwarded[i], &old[i], nullptr);
-  return code;
+  return child->exit_code();
 }
 
 }  // namespace queuectl

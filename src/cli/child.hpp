@@ -14,7 +14,8 @@ namespace queuectl {
 // so that nothing it started can outlive what queuectl holds for it. `keep_going` is asked a few
 // times a second while it runs; once it returns false the command gets SIGTERM, then SIGKILL after
 // `kill_after_ms`. Returns its exit code, 128 + the signal number when a signal ended it, or 127
-// when it could not be started.
+// when it could not be started (after saying why on stderr). Throws Error when its exit status
+// cannot be learned (waitpid failed), rather than guess one.
 int run_forwarding_signals(const std::vector<std::string>& argv,
                            const std::function<bool()>& keep_going = {}, int kill_after_ms = 10000);
 

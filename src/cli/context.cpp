@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
+#include "db/dialects/pg_notices.hpp"
 #include "db/migrations.hpp"
 
 namespace queuectl {
@@ -14,7 +15,12 @@ DbUrl Context::url() const {
 }
 
 Database& Context::db() {
-  if (!db_) db_ = std::make_unique<Database>(url());
+  if (!db_) {
+    // -q silences diagnostics, a PostgreSQL server's notices among them. Set before the
+    // first connection: connections deliver notices on their own threads.
+    if (options.quiet) set_server_notice_log([](const std::string&) {});
+    db_ = std::make_unique<Database>(url());
+  }
   return *db_;
 }
 
@@ -25,6 +31,12 @@ Database& Context::migrated_db() {
     schema_checked_ = true;
   }
   return database;
+}
+
+std::unique_ptr<Database> Context::take_migrated_db() {
+  migrated_db();
+  schema_checked_ = false;  // a later db() opens (and checks) a connection of its own
+  return std::move(db_);
 }
 
 void Context::print(const Output& out) const {

@@ -37,6 +37,9 @@ class Context {
   Database& db();
   // Opens the database and checks the schema is migrated.
   Database& migrated_db();
+  // The same, handing the connection over to a command that keeps one open for its whole
+  // run (lock, work), so that it does not stay open, unused, beside the command's own.
+  std::unique_ptr<Database> take_migrated_db();
 
   // Prints a command's result on stdout in the chosen format.
   void print(const Output& out) const;

@@ -9,22 +9,24 @@
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
+#include <utility>
 
 namespace queuectl {
 
-void die_with_parent(pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(137);  // the parent died before prctl took effect
-}
-
-void exec_failed(const char* command, int error) {
-  auto put = [](const char* text) { (void)!write(STDERR_FILENO, text, std::strlen(text)); };
-  put("queuectl: cannot run '");
-  put(command);
-  put("': ");
-  put(std::strerror(error));  // a table lookup for the known codes; no allocation
-  put("\n");
-  _exit(127);
+std::thread start_helper_thread(std::function<void()> body) {
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  // A new thread starts with its creator's mask; the creator gets its own back at once.
+  std::thread thread;
+  try {
+    thread = std::thread(std::move(body));
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return thread;
 }
 
 namespace {
@@ -39,6 +41,15 @@ struct GuardMessage {
 // terminal or a supervisor sends to the whole group (it must outlive queuectl to be of
 // use), and keeps a fixed table of watched groups until told to go or queuectl is gone.
 [[noreturn]] void guard_main(int fd) {
+  // Every signal is still blocked (see the constructor): handlers are reset first, so that
+  // none of queuectl's runs in the guard once they are unblocked.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current {};
+    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &current) != 0) continue;
+    if ((current.sa_flags & SA_SIGINFO) ||
+        (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN))
+      ::signal(sig, SIG_DFL);
+  }
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTSTP, SIGTTIN,
                   SIGTTOU, SIGALRM})
     ::signal(sig, SIG_IGN);
@@ -76,8 +87,13 @@ struct GuardMessage {
 GroupGuard::GroupGuard() {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
+  // Signals stay blocked across fork, so that no handler of queuectl's runs in the guard.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   pid_t pid = fork();
   if (pid == 0) guard_main(sv[1]);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   close(sv[1]);
   if (pid < 0) {
     close(sv[0]);

@@ -1,18 +1,19 @@
-// Small process helpers shared by `lock` and `work`.
+// Process helpers shared by `lock` and `work`: the guard that outlives queuectl to kill what
+// it started, and helper threads that leave signals to the main thread.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
+#include <thread>
+
 namespace queuectl {
 
-// In a freshly forked child: asks the kernel to SIGKILL it when the thread that forked it
-// (queuectl's main thread) dies, and exits at once if that already happened. A command
-// must not outlive the lease or the named lock that queuectl holds for it.
-void die_with_parent(pid_t parent);
-
-// In a forked child after exec failed: says so on stderr with write(2) alone (stdio's lock
-// may be held by a thread that no longer exists here) and exits 127, as a shell does.
-[[noreturn]] void exec_failed(const char* command, int error);
+// Starts a helper thread (a heartbeat, a lock keeper) with every signal blocked, so that a
+// signal sent to queuectl is handled in its main thread: that is where `lock` forwards it to
+// the command and the worker's loop wakes up. (Blocked from before the thread exists: a
+// thread that blocked them itself would leave a moment in which it could take one.)
+std::thread start_helper_thread(std::function<void()> body);
 
 // The kernel's parent-death signal reaches only the command itself, not what it started
 // (a shell script's own children). A guard is a small process, forked from queuectl, that

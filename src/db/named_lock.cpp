@@ -4,6 +4,7 @@
 
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
+#include "core/process.hpp"
 
 namespace queuectl {
 namespace {
@@ -42,7 +43,7 @@ long long run_lock_statement(Database& db, const std::string& sql, std::string k
 
 NamedLock::NamedLock(Database& db, std::string name, std::string key, std::string token)
     : db_(db), name_(std::move(name)), key_(std::move(key)), token_(std::move(token)) {
-  heartbeat_ = std::thread([this] { heartbeat_loop(); });
+  heartbeat_ = start_helper_thread([this] { heartbeat_loop(); });
 }
 
 bool NamedLock::try_once(Database& db, const std::string& key, const std::string& token) {

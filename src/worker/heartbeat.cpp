@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/process.hpp"
 #include "db/job_repository.hpp"
 
 namespace queuectl {
@@ -11,7 +12,7 @@ namespace queuectl {
 Heartbeat::Heartbeat(DbUrl url, Duration lease, std::function<void()> wake,
                      std::function<void(const std::string&)> log)
     : url_(std::move(url)), lease_(lease), wake_(std::move(wake)), log_(std::move(log)) {
-  thread_ = std::thread([this] { loop(); });
+  thread_ = start_helper_thread([this] { loop(); });
 }
 
 Heartbeat::~Heartbeat() {

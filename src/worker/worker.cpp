@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -15,9 +16,9 @@
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
 #include "core/process.hpp"
+#include "core/subprocess.hpp"
 #include "core/validate.hpp"
 #include "db/job_repository.hpp"
-#include "worker/child_job.hpp"
 #include "worker/heartbeat.hpp"
 
 namespace queuectl {
@@ -25,13 +26,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int g_wake_fd = -1;
-volatile sig_atomic_t g_stop_signals = 0;
+// Shared with the signal handler, which runs in the main thread (helper threads block the
+// signals) but must stay correct in any thread: lock-free atomics are safe in a handler, and
+// fetch_add counts two signals that interrupt each other as two.
+std::atomic<int> g_wake_fd{-1};
+std::atomic<int> g_stop_signals{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
 void on_signal(int sig) {
-  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) ++g_stop_signals;
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) g_stop_signals.fetch_add(1);
   char c = static_cast<char>(sig);
-  if (g_wake_fd >= 0) (void)!write(g_wake_fd, &c, 1);
+  const int fd = g_wake_fd.load();
+  if (fd >= 0) (void)!write(fd, &c, 1);
 }
 
 // Installs the handlers for the worker's lifetime and restores the old ones after.
@@ -78,7 +84,9 @@ class SignalScope {
 
 struct Running {
   Job job;
-  std::unique_ptr<ChildJob> child;
+  std::unique_ptr<Subprocess> child;
+  // Set when the command's exit status could not be learned (waitpid failed).
+  std::optional<std::string> wait_error;
   Clock::time_point started;
   std::optional<Clock::time_point> deadline;  // --timeout
   std::optional<Clock::time_point> kill_at;   // SIGKILL after SIGTERM
@@ -93,12 +101,27 @@ std::string seconds(Clock::duration d) {
   return buf;
 }
 
+// A finishing write (ack, fail, release) waiting to be written, with what to say about it.
+struct PendingWrite {
+  std::int64_t id;
+  std::string head;  // "job 42 attempt 1/25", for the log
+  std::string verb;  // what the write does to the job, for the log: "recorded", "released"
+  std::function<void()> write;
+};
+
 class Worker {
  public:
-  Worker(const DbUrl& url, const WorkerOptions& o,
+  Worker(std::unique_ptr<Database> db, const WorkerOptions& o,
          const std::function<void(const std::string&)>& log,
          const std::function<void(const std::string&)>& debug)
-      : url_(url), o_(o), log_(log), debug_(debug ? debug : [](const std::string&) {}) {}
+      : url_(db->url()),
+        o_(o),
+        log_(log),
+        debug_(debug ? debug : [](const std::string&) {}),
+        db_(std::move(db)) {
+    db_->give_up = [] { return g_stop_signals >= 2; };
+    repo_ = std::make_unique<JobRepository>(*db_);
+  }
 
   WorkerSummary run();
 
@@ -109,6 +132,11 @@ class Worker {
   void finish(Running& r);
   void stop_job(Running& r, int sig, Clock::time_point now);
   void check_timers(Clock::time_point now);
+  // Queues a finishing write of a job. `write` counts and logs its own success; every other
+  // outcome is handled in flush_pending, the one place that does.
+  void queue_write(const Job& job, std::string head, std::string verb, std::function<void()> write);
+  // Writes what is queued, in order. A temporary error keeps the rest queued for the next
+  // turn; any other failure drops that job's write (logged) and goes on with the others.
   void flush_pending();
   // Queues a release of a job that was claimed but will not run.
   void give_back(const Job& job, const std::string& why);
@@ -132,10 +160,11 @@ class Worker {
   std::unique_ptr<JobRepository> repo_;
   std::unique_ptr<Heartbeat> heartbeat_;
   // Kills the process groups of running commands if the worker itself is killed.
-  std::unique_ptr<GroupGuard> guard_;
+  std::shared_ptr<GroupGuard> guard_;
   std::list<Running> running_;
-  // Finishing writes (ack, fail, release) that hit database trouble, retried in order.
-  std::deque<std::function<void()>> pending_;
+  // Finishing writes (ack, fail, release) not written yet, in order; those that hit database
+  // trouble are retried.
+  std::deque<PendingWrite> pending_;
   WorkerSummary summary_;
   std::int64_t claimed_ = 0;
   Clock::time_point next_claim_ = Clock::now();
@@ -219,7 +248,7 @@ void Worker::claim_more(Clock::time_point now) {
   std::vector<Job> jobs;
   try {
     jobs = repo().claim({o_.queue, limit, o_.lease, o_.worker});
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     // Temporary or not, a worker keeps going: log it, reconnect, back off (jittered).
     connection_trouble(e);
     idle_ = Duration(
@@ -251,17 +280,16 @@ void Worker::claim_more(Clock::time_point now) {
 void Worker::give_back(const Job& job, const std::string& why) {
   const std::string token = job.lock_token.value_or("");
   const std::string head = "job " + std::to_string(job.id);
-  pending_.push_back([this, job, token, head, why] {
-    try {
-      repo().release(job.id, token);
-      ++summary_.released;
-      log_(head + ": released, " + why);
-    } catch (const LeaseLost&) {
-      ++summary_.lost;
-      log_(head + ": lease lost before it could be released");
-    }
-    heartbeat_->untrack(job.id);
+  queue_write(job, head, "released", [this, job, token, head, why] {
+    repo().release(job.id, token);
+    ++summary_.released;
+    log_(head + ": released, " + why);
   });
+}
+
+void Worker::queue_write(const Job& job, std::string head, std::string verb,
+                         std::function<void()> write) {
+  pending_.push_back({job.id, std::move(head), std::move(verb), std::move(write)});
 }
 
 void Worker::start_job(const Job& job) {
@@ -279,15 +307,21 @@ void Worker::start_job(const Job& job) {
   r.started = Clock::now();
   if (o_.timeout) r.deadline = r.started + o_.timeout->chrono();
   heartbeat_->track(job.id, job.lock_token.value_or(""));
+  Subprocess::Options options;
+  options.argv = o_.command;
+  options.env = std::move(env);
+  options.capture = true;
+  options.input = job.payload;
+  options.to_default = {SIGPIPE};  // ignored by the worker, not by the commands it runs
+  options.guard = guard_;
   try {
-    r.child = ChildJob::start(o_.command, env, job.payload);
+    r.child = Subprocess::start(std::move(options));
   } catch (const Error& e) {
     // Out of processes or descriptors: not the job's fault. Give it back, pause claiming.
     give_back(job, std::string("could not start the command: ") + e.what());
     next_claim_ = Clock::now() + o_.idle_max.chrono();
     return;
   }
-  guard_->watch(r.child->pid());
   running_.push_back(std::move(r));
 }
 
@@ -327,6 +361,14 @@ void Worker::finish(Running& r) {
   const std::string took = seconds(Clock::now() - r.started);
   const int code = r.child->exit_code();
   std::function<void()> write;
+  const auto fail_write = [this, job, token, head](std::string error, std::string what) {
+    return [this, job, token, head, error, what] {
+      Job after = repo().fail({job.id, token, error, std::nullopt, false, {}});
+      ++summary_.failed;
+      log_(head + ": " + what + ", " +
+           (after.status == Status::failed ? "failed for good" : "retry at " + after.run_at));
+    };
+  };
   if (r.lease_lost) {
     heartbeat_->untrack(job.id);
     ++summary_.lost;
@@ -339,6 +381,11 @@ void Worker::finish(Running& r) {
       ++summary_.released;
       log_(head + ": released at shutdown (" + took + ")");
     };
+  } else if (r.wait_error) {
+    // It ran, but how it ended is unknown: not a success. Failing it counts the attempt, so
+    // that a job cannot come back forever.
+    write = fail_write("exit status unknown: " + *r.wait_error,
+                       "exit status unknown (" + *r.wait_error + ") (" + took + ")");
   } else if (r.timed_out) {
     std::string error = "timed out after " + o_.timeout->str() + "; stopped";
     write = [this, job, token, head, took, error] {
@@ -354,8 +401,8 @@ void Worker::finish(Running& r) {
     const std::string& out = r.child->out();
     if (!out.empty() && !r.child->out_truncated()) {
       try {
-        result = validate_json(out, "result", ChildJob::kMaxStdout);
-      } catch (const UsageError&) {
+        result = validate_json(out, "result", Subprocess::kMaxStdout);
+      } catch (const Error&) {
       }
     }
     write = [this, job, token, head, took, result] {
@@ -368,55 +415,52 @@ void Worker::finish(Running& r) {
                                     : "exit code " + std::to_string(code));
     std::string tail = r.child->err_tail();
     if (!tail.empty()) error += ": " + tail;
-    write = [this, job, token, head, took, error, code] {
-      Job after = repo().fail({job.id, token, error, std::nullopt, false, {}});
-      ++summary_.failed;
-      log_(head + ": failed with " +
-           (code > 128 ? "signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
-           " (" + took + "), " +
-           (after.status == Status::failed ? "failed for good" : "retry at " + after.run_at));
-    };
+    write = fail_write(error, "failed with " +
+                                  (code > 128 ? "signal " + std::to_string(code - 128)
+                                              : "exit " + std::to_string(code)) +
+                                  " (" + took + ")");
   }
   // The lease stays tracked (and extended) until the finishing write has landed.
-  pending_.push_back([this, write, job, head] {
-    try {
-      write();
-    } catch (const LeaseLost&) {
-      ++summary_.lost;
-      log_(head + ": lease lost before it could be recorded; another worker may run it");
-    } catch (const TemporaryError&) {
-      throw;  // retried by flush_pending
-    } catch (const Error& e) {
-      // The database refused the write itself: retrying cannot help. The lease runs out
-      // and the reaper hands the job out again.
-      ++summary_.lost;
-      log_(head + ": could not be recorded (" + e.what() + "); left to the reaper");
-    }
-    heartbeat_->untrack(job.id);
-  });
+  queue_write(job, head, r.release_on_exit ? "released" : "recorded", write);
 }
 
 void Worker::flush_pending() {
   while (!pending_.empty()) {
+    PendingWrite& p = pending_.front();
     try {
-      pending_.front()();
-      pending_.pop_front();
+      p.write();
     } catch (const TemporaryError& e) {
+      // Contention or a lost connection: this write and those after it wait for the next
+      // turn, with the leases still kept alive, unless a second signal said to stop now.
       connection_trouble(e);
       if (abandon_) {
         summary_.lost += static_cast<std::int64_t>(pending_.size());
         log_("stopping at once: " + std::to_string(pending_.size()) +
              " job outcome(s) not recorded; their leases run out and the reaper returns them");
+        for (const PendingWrite& left : pending_) heartbeat_->untrack(left.id);
         pending_.clear();
       }
-      return;  // retried at the next turn of the loop
+      return;
+    } catch (const LeaseLost&) {
+      ++summary_.lost;
+      log_(p.head + ": lease lost before it could be " + p.verb + "; another worker may run it");
+    } catch (const NotFound&) {
+      ++summary_.lost;
+      log_(p.head + ": gone (deleted meanwhile) before it could be " + p.verb);
+    } catch (const std::exception& e) {
+      // The database refused the write itself: retrying cannot help. The lease runs out and
+      // the reaper hands the job out again; the other jobs' writes go on.
+      ++summary_.lost;
+      log_(p.head + ": could not be " + p.verb + " (" + e.what() + "); left to the reaper");
     }
+    heartbeat_->untrack(p.id);
+    pending_.pop_front();
   }
 }
 
 WorkerSummary Worker::run() {
   SignalScope signals;
-  guard_ = std::make_unique<GroupGuard>();
+  guard_ = std::make_shared<GroupGuard>();
   int wake_fd = signals.write_fd();
   heartbeat_ = std::make_unique<Heartbeat>(
       url_, o_.lease, [wake_fd] { (void)!write(wake_fd, "h", 1); }, log_);
@@ -453,10 +497,13 @@ WorkerSummary Worker::run() {
           stop_job(r, SIGTERM, now);
         }
     for (auto it = running_.begin(); it != running_.end();) {
-      it->child->check_exit();
-      if (it->child->finished()) {
+      try {
+        it->child->reap();
+      } catch (const Error& e) {
+        it->wait_error = e.what();
+      }
+      if (it->child->finished() || it->wait_error) {
         finish(*it);
-        guard_->unwatch(it->child->pid());
         it = running_.erase(it);
       } else {
         ++it;
@@ -512,10 +559,10 @@ WorkerSummary Worker::run() {
 
 }  // namespace
 
-WorkerSummary run_worker(const DbUrl& url, const WorkerOptions& options,
+WorkerSummary run_worker(std::unique_ptr<Database> db, const WorkerOptions& options,
                          const std::function<void(const std::string&)>& log,
                          const std::function<void(const std::string&)>& debug) {
-  return Worker(url, options, log, debug).run();
+  return Worker(std::move(db), options, log, debug).run();
 }
 
 }  // namespace queuectl

@@ -5,12 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/db_url.hpp"
 #include "core/duration.hpp"
+#include "db/database.hpp"
 
 namespace queuectl {
 
@@ -38,9 +39,11 @@ struct WorkerSummary {
 };
 
 // Runs until --drain finds nothing, --max-jobs is reached, or SIGTERM/SIGINT (then
-// finishes or releases running jobs). `log` receives one line per job and event, `debug`
-// what only -v shows (wake-ups).
-WorkerSummary run_worker(const DbUrl& url, const WorkerOptions& options,
+// finishes or releases running jobs). `db` becomes the worker's connection for claims and
+// finishing writes (opened again from its URL after connection trouble); the heartbeat and,
+// on PostgreSQL, the listener open one each: three at most. `log` receives one line per job
+// and event, `debug` what only -v shows (wake-ups).
+WorkerSummary run_worker(std::unique_ptr<Database> db, const WorkerOptions& options,
                          const std::function<void(const std::string&)>& log,
                          const std::function<void(const std::string&)>& debug = {});
 

@@ -71,4 +71,20 @@ TEST_CASE("cli: a PostgreSQL server's WARNING reaches queuectl's notice log as o
                                           "PostgreSQL server: WARNING: two lines"});
 }
 
+TEST_CASE("cli: a server WARNING during a command is one queuectl line, and -q silences it" *
+          doctest::skip(backend_under_test() != Backend::postgresql)) {
+  FreshDatabase fixture;
+  // A trigger of the application's that warns on every insert.
+  fixture.db().session() << R"(
+    CREATE FUNCTION queuectl_test_warn() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE WARNING 'inserted into %', NEW.queue; RETURN NEW; END $$)";
+  fixture.db().session() << "CREATE TRIGGER queuectl_test_warn BEFORE INSERT ON job_queue "
+                            "FOR EACH ROW EXECUTE FUNCTION queuectl_test_warn()";
+  RunResult loud = ok(fixture.url(), {"enqueue", "warned", "{}"});
+  CHECK(loud.err == "queuectl: PostgreSQL server: WARNING: inserted into warned\n");
+  RunResult quiet = ok(fixture.url(), {"-q", "enqueue", "warned", "{}"});
+  CHECK(quiet.err == "");
+  fixture.db().session() << "DROP FUNCTION queuectl_test_warn() CASCADE";
+}
+
 }  // namespace queuectl::testing::cli

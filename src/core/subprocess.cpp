@@ -1,0 +1,375 @@
+#include "core/subprocess.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/errors.hpp"
+#include "core/validate.hpp"
+
+extern char** environ;
+
+namespace queuectl {
+namespace {
+
+// Everything the child needs between fork and exec, built in the parent: after fork only
+// the forking thread exists in the child, and a lock another thread held at that moment
+// (malloc's, the environment's, the locale's behind strerror) stays held there forever.
+struct ChildPlan {
+  std::vector<std::string> env_text, paths;
+  std::vector<char*> argv, envp, candidates;
+  std::vector<char*> sh_argv;  // /bin/sh, the file (set in the child), the arguments
+  const std::vector<int>* to_default = nullptr;
+  const std::vector<int>* to_ignore = nullptr;
+  pid_t parent = -1;
+  bool terminal = false;
+  int in = -1, out = -1, err = -1;  // the child's ends of the pipes, when capturing
+  int status = -1;                  // the write end of the exec-status pipe
+};
+
+// The value of PATH in the environment the command gets, as execvp would search it.
+std::string path_of(const std::vector<std::string>& env) {
+  for (const auto& e : env)
+    if (e.rfind("PATH=", 0) == 0) return e.substr(5);
+  return "/bin:/usr/bin";  // glibc's default when PATH is unset
+}
+
+void prepare(ChildPlan& plan, const Subprocess::Options& o) {
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (!o.env.count(name)) plan.env_text.push_back(entry);
+  }
+  for (const auto& [k, v] : o.env) plan.env_text.push_back(k + "=" + v);
+  for (auto& e : plan.env_text) plan.envp.push_back(e.data());
+  plan.envp.push_back(nullptr);
+
+  for (const auto& a : o.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
+  plan.argv.push_back(nullptr);
+
+  const std::string& file = o.argv.front();
+  if (file.find('/') != std::string::npos) {
+    plan.paths.push_back(file);
+  } else if (!file.empty()) {
+    const std::string path = path_of(plan.env_text);
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t colon = path.find(':', start);
+      std::string dir = path.substr(start, colon == std::string::npos ? colon : colon - start);
+      plan.paths.push_back((dir.empty() ? "." : dir) + "/" + file);  // empty: the current folder
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  for (auto& p : plan.paths) plan.candidates.push_back(p.data());
+
+  plan.sh_argv.push_back(const_cast<char*>("/bin/sh"));
+  plan.sh_argv.push_back(nullptr);
+  for (std::size_t i = 1; i < o.argv.size(); ++i) plan.sh_argv.push_back(plan.argv[i]);
+  plan.sh_argv.push_back(nullptr);
+  plan.to_default = &o.to_default;
+  plan.to_ignore = &o.to_ignore;
+}
+
+void set_disposition(int sig, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
+// The child, from fork to exec: async-signal-safe calls only, and no allocation. Every
+// signal is blocked on entry (the parent blocked them before fork), so no handler of
+// queuectl's can run here; dispositions are reset before the mask is cleared.
+[[noreturn]] void run_child(ChildPlan& plan) {
+  setpgid(0, 0);
+  if (plan.terminal) tcsetpgrp(STDIN_FILENO, getpid());  // SIGTTOU is blocked: no stop
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != plan.parent) _exit(137);  // queuectl died before prctl took effect
+  if (plan.in >= 0) {
+    // The pipes were made above descriptor 2, so these dup2 calls cannot overwrite them.
+    dup2(plan.in, STDIN_FILENO);
+    dup2(plan.out, STDOUT_FILENO);
+    dup2(plan.err, STDERR_FILENO);
+  }
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;  // reserved by the C library
+    const bool handled = (current.sa_flags & SA_SIGINFO) ||
+                         (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+    if (handled) set_disposition(sig, SIG_DFL);
+  }
+  for (int sig : *plan.to_default) set_disposition(sig, SIG_DFL);
+  for (int sig : *plan.to_ignore) set_disposition(sig, SIG_IGN);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  // execvp's search, over candidates prepared in the parent: a directory where the file is
+  // missing is skipped, one where it may not be run is remembered, anything else ends it.
+  int error = ENOENT;
+  bool denied = false;
+  for (char* path : plan.candidates) {
+    execve(path, plan.argv.data(), plan.envp.data());
+    error = errno;
+    if (error == ENOEXEC) {  // not a binary: a script without #!, run by the shell
+      plan.sh_argv[1] = path;
+      execve("/bin/sh", plan.sh_argv.data(), plan.envp.data());
+      error = errno;
+      break;
+    }
+    if (error == EACCES) {
+      denied = true;
+    } else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV &&
+               error != ETIMEDOUT) {
+      break;
+    }
+  }
+  if (denied && (error == ENOENT || error == ENOTDIR)) error = EACCES;
+  // The parent reads why; it prints the message (strerror is not safe here).
+  (void)!write(plan.status, &error, sizeof error);
+  _exit(127);
+}
+
+// A close-on-exec pipe whose ends are both above descriptor 2, so that setting up the
+// child's stdio with dup2 never closes one of them (queuectl may run with stdio closed).
+bool make_pipe(int fds[2]) {
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i] > STDERR_FILENO) continue;
+    const int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    close(fds[i]);
+    fds[i] = moved;
+    if (moved < 0) {
+      if (fds[1 - i] >= 0) close(fds[1 - i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+void close_all(std::initializer_list<int*> fds) {
+  for (int* fd : fds)
+    if (*fd >= 0) {
+      close(*fd);
+      *fd = -1;
+    }
+}
+
+// Makes process group `pgid` the terminal's foreground group.
+void give_terminal(pid_t pgid) {
+  // tcsetpgrp from a background group would stop queuectl with SIGTTOU.
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  pthread_sigmask(SIG_BLOCK, &ttou, &old);
+  tcsetpgrp(STDIN_FILENO, pgid);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+}  // namespace
+
+std::unique_ptr<Subprocess> Subprocess::start(Options o) {
+  if (o.argv.empty()) throw Error("no command to run");
+  std::unique_ptr<Subprocess> p(new Subprocess());
+  p->name_ = o.argv.front();
+  p->capture_ = o.capture;
+  ChildPlan plan;
+  prepare(plan, o);
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
+  if ((o.capture && (!make_pipe(in) || !make_pipe(out) || !make_pipe(err))) || !make_pipe(status)) {
+    const int e = errno;
+    close_all({&in[0], &in[1], &out[0], &out[1], &err[0], &err[1], &status[0], &status[1]});
+    throw Error("cannot start '" + p->name_ + "': cannot create pipes: " + std::strerror(e));
+  }
+  if (o.capture) {
+    plan.in = in[0];
+    plan.out = out[1];
+    plan.err = err[1];
+  }
+  plan.status = status[1];
+  p->guard_ = o.guard ? o.guard : std::make_shared<GroupGuard>();
+  plan.terminal = o.take_terminal && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  plan.parent = getpid();
+
+  std::fflush(nullptr);  // buffered output must not be written twice, by the child too
+  // Every signal is blocked across fork: a handler of queuectl's must never run in the child
+  // (it would forward signals or wake the worker from the wrong process).
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  const pid_t pid = fork();
+  if (pid == 0) run_child(plan);
+  const int fork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  close_all({&in[0], &out[1], &err[1], &status[1]});
+  if (pid < 0) {
+    close_all({&in[1], &out[0], &err[0], &status[0]});
+    throw Error("cannot start '" + p->name_ + "': " + std::strerror(fork_error));
+  }
+  p->pid_ = pid;
+  setpgid(pid, pid);  // also here, so that signals to the group work at once
+  p->guard_->watch(pid);
+  p->has_terminal_ = plan.terminal;
+  if (plan.terminal) give_terminal(pid);
+  p->in_fd_ = in[1];
+  p->out_fd_ = out[0];
+  p->err_fd_ = err[0];
+  for (int fd : {p->in_fd_, p->out_fd_, p->err_fd_})
+    if (fd >= 0) fcntl(fd, F_SETFL, O_NONBLOCK);
+  p->input_ = std::move(o.input);
+  if (p->input_.empty()) p->close_fd(p->in_fd_);
+
+  // End of file: exec succeeded (the pipe is close-on-exec). An int: why it failed.
+  int exec_errno = 0;
+  ssize_t n;
+  do n = read(status[0], &exec_errno, sizeof exec_errno);
+  while (n < 0 && errno == EINTR);
+  close(status[0]);
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+    p->exec_error_ = exec_errno;
+    p->err_ = p->exec_error_text() + "\n";
+    p->wait();  // it exits at once with 127
+  }
+  return p;
+}
+
+Subprocess::~Subprocess() {
+  close_fd(in_fd_);
+  close_fd(out_fd_);
+  close_fd(err_fd_);
+  if (!reaped_ && pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    after_reaping(true);
+  }
+}
+
+std::string Subprocess::exec_error_text() const {
+  return "cannot run '" + name_ + "': " + std::strerror(exec_error_);
+}
+
+void Subprocess::signal(int sig) const {
+  if (!reaped_ && pid_ > 0) kill(-pid_, sig);
+}
+
+bool Subprocess::reap() {
+  if (reaped_) return true;
+  int status = 0;
+  pid_t r;
+  do r = waitpid(pid_, &status, WNOHANG);
+  while (r < 0 && errno == EINTR);
+  if (r == 0) return false;
+  if (r < 0) {
+    wait_failed(errno);
+  }
+  record_status(status);
+  return true;
+}
+
+int Subprocess::wait() {
+  if (reaped_) return exit_code_;
+  int status = 0;
+  pid_t r;
+  do r = waitpid(pid_, &status, 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    wait_failed(errno);
+  }
+  record_status(status);
+  return exit_code_;
+}
+
+void Subprocess::wait_failed(int error) {
+  // Whatever became of it, it is not ours to wait for any more, and its process group id may
+  // belong to someone else once the group is empty: it is never signaled again.
+  reaped_ = true;
+  after_reaping(false);
+  throw Error("cannot learn how '" + name_ + "' (pid " + std::to_string(pid_) +
+              ") ended: waitpid: " + std::strerror(error));
+}
+
+void Subprocess::record_status(int status) {
+  reaped_ = true;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  after_reaping(true);
+}
+
+void Subprocess::after_reaping(bool status_known) {
+  // A captured command's children may still hold its pipes open: once the command is gone,
+  // they go too, so that reading ends. (A command sharing queuectl's stdio keeps them.)
+  if (capture_ && status_known) kill(-pid_, SIGKILL);
+  guard_->unwatch(pid_);
+  if (has_terminal_) {
+    give_terminal(getpgrp());
+    has_terminal_ = false;
+  }
+}
+
+void Subprocess::close_fd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+void Subprocess::poll_fds(std::vector<pollfd>& fds) const {
+  if (in_fd_ >= 0) fds.push_back({in_fd_, POLLOUT, 0});
+  if (out_fd_ >= 0) fds.push_back({out_fd_, POLLIN, 0});
+  if (err_fd_ >= 0) fds.push_back({err_fd_, POLLIN, 0});
+}
+
+bool Subprocess::handle(int fd, short revents) {
+  if (fd < 0 || (fd != in_fd_ && fd != out_fd_ && fd != err_fd_)) return false;
+  if (fd == in_fd_) {
+    if (revents & (POLLERR | POLLHUP)) {
+      close_fd(in_fd_);  // the command does not read its stdin: fine
+      return true;
+    }
+    ssize_t n = write(in_fd_, input_.data() + written_, input_.size() - written_);
+    if (n > 0) written_ += static_cast<std::size_t>(n);
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || written_ == input_.size()) close_fd(in_fd_);
+    return true;
+  }
+  char buf[16384];
+  ssize_t n = read(fd, buf, sizeof buf);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+  if (n <= 0) {
+    close_fd(fd == out_fd_ ? out_fd_ : err_fd_);
+    return true;
+  }
+  std::size_t got = static_cast<std::size_t>(n);
+  if (fd == out_fd_) {
+    std::size_t room = kMaxStdout - std::min(kMaxStdout, out_.size());
+    out_.append(buf, std::min(room, got));
+    if (got > room) out_truncated_ = true;
+  } else {
+    err_.append(buf, got);
+    if (err_.size() > 2 * kStderrTail) {
+      err_.erase(0, err_.size() - kStderrTail);
+      err_truncated_ = true;
+    }
+  }
+  return true;
+}
+
+std::string Subprocess::err_tail() const {
+  std::string tail = err_.size() > kStderrTail ? err_.substr(err_.size() - kStderrTail) : err_;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  // Raw bytes: a cut at the start may split a character, and a command may print
+  // anything; last_error is text, so it must be valid UTF-8 without NUL characters
+  // (PostgreSQL's text cuts at the first one).
+  for (char& c : tail)
+    if (c == '\0') c = ' ';
+  return to_valid_utf8((err_truncated_ || err_.size() > kStderrTail ? "..." : "") + tail);
+}
+
+}  // namespace queuectl

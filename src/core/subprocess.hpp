@@ -1,0 +1,111 @@
+// One process type for every command queuectl runs for its user: a job's command under
+// `work`, CMD under `lock`. It owns the process from fork to reaping: its process group, its
+// registration with the GroupGuard, its pipes (when output is captured) and its exit status.
+#pragma once
+
+#include <poll.h>
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/process.hpp"
+
+namespace queuectl {
+
+class Subprocess {
+ public:
+  static constexpr std::size_t kMaxStdout = 1024 * 1024;
+  static constexpr std::size_t kStderrTail = 4096;
+
+  struct Options {
+    // argv[0] is searched in PATH as execvp does (a file that is not a binary runs with /bin/sh).
+    std::vector<std::string> argv;
+    // Set in the command's environment, over what queuectl inherited.
+    std::map<std::string, std::string> env;
+    // Capture: `input` is written to stdin, stdout is kept (up to kMaxStdout) and the tail of
+    // stderr; the caller drives the pipes with poll_fds and handle. Otherwise the command
+    // shares queuectl's stdin, stdout and stderr.
+    bool capture = false;
+    std::string input;
+    // When queuectl's process group has the terminal, hand it to the command's group while
+    // it runs (so that it can read the terminal and Ctrl-C reaches it), and take it back after.
+    bool take_terminal = false;
+    // Dispositions the command starts with. A signal queuectl handles starts at its default
+    // action; so do those in `to_default` even when ignored (work ignores SIGPIPE for its own
+    // sake, not for the command's); those in `to_ignore` start ignored; any other inherited
+    // disposition is kept, as a shell keeps an ignored signal. Nothing is blocked.
+    std::vector<int> to_default;
+    std::vector<int> to_ignore;
+    // Kills the process group if queuectl dies. One guard may serve many subprocesses; when
+    // none is given, the subprocess starts one of its own.
+    std::shared_ptr<GroupGuard> guard;
+  };
+
+  // Starts the command in a process group of its own, which the kernel (PR_SET_PDEATHSIG)
+  // and the guard kill if queuectl dies. Between fork and exec the child makes only
+  // async-signal-safe calls: argv, the environment and the PATH search are prepared before.
+  // A command that cannot be run (not found, not executable) is not an exception: it has
+  // ended with 127 when start returns, and exec_error() says why. Throws Error when no
+  // process can be made (out of processes or descriptors).
+  static std::unique_ptr<Subprocess> start(Options options);
+  // Kills the process group and reaps the command, unless it was reaped already.
+  ~Subprocess();
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  pid_t pid() const { return pid_; }  // also its process group id
+  // Sends a signal to the whole process group, as long as the command has not been reaped.
+  void signal(int sig) const;
+  // Reaps the command if it has ended, without blocking; true once it is reaped. Throws Error
+  // when waitpid fails (ECHILD: something else reaped it, as the kernel does when SIGCHLD
+  // is ignored): its exit status is then unknown, never made up. Later calls return true.
+  bool reap();
+  // Blocks until the command ends (EINTR is retried); returns exit_code(). Throws like reap.
+  int wait();
+  bool reaped() const { return reaped_; }
+  // Its exit status, 128 + the signal that ended it, or 127 when it could not be run;
+  // -1 while not reaped or when reaping failed.
+  int exit_code() const { return exit_code_; }
+  // errno of the failed exec, 0 when the command ran.
+  int exec_error() const { return exec_error_; }
+  // "cannot run 'CMD': REASON" for a failed exec.
+  std::string exec_error_text() const;
+
+  // Capture mode. Descriptors to poll (stdout, stderr, and stdin while input remains).
+  void poll_fds(std::vector<pollfd>& fds) const;
+  // Handles readiness on one of its descriptors; returns false when `fd` is not one of them.
+  bool handle(int fd, short revents);
+  // Reaped, and both output pipes drained (in capture mode).
+  bool finished() const { return reaped_ && out_fd_ < 0 && err_fd_ < 0; }
+  const std::string& out() const { return out_; }
+  bool out_truncated() const { return out_truncated_; }
+  // The tail of stderr as valid UTF-8 without NUL, "..." in front when cut; for a command
+  // that could not be run, exec_error_text().
+  std::string err_tail() const;
+
+ private:
+  Subprocess() = default;
+  void record_status(int status);
+  void after_reaping(bool status_known);
+  [[noreturn]] void wait_failed(int error);
+  void close_fd(int& fd);
+
+  std::string name_;
+  pid_t pid_ = -1;
+  std::shared_ptr<GroupGuard> guard_;
+  bool capture_ = false;
+  bool has_terminal_ = false;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  std::string input_;
+  std::size_t written_ = 0;
+  std::string out_, err_;
+  bool out_truncated_ = false, err_truncated_ = false;
+  bool reaped_ = false;
+  int exit_code_ = -1;
+  int exec_error_ = 0;
+};
+
+}  // namespace queuectl
