@@ -35,7 +35,9 @@ AckItem item_from_line(const std::string& line, std::size_t number, std::size_t 
         if (!value.is_string()) throw UsageError("\"token\" must be a string");
         item.token = value.get<std::string>();
       } else if (key == "result") {
-        item.result = validate_json(value.text(), "result", max_payload);
+        // `claim -o ndjson` prints "result":null on every line: no result, the same as no
+        // key, so that such lines are acked many to a statement rather than one by one.
+        if (!value.is_null()) item.result = validate_json(value.text(), "result", max_payload);
       } else {
         // Lines of `claim -o ndjson` may be fed straight back: other job fields are ignored.
       }

@@ -1,0 +1,51 @@
+// The faster paths keep behaviour (issue 13): `claim -o ndjson | ack --from -` acks lines
+// carrying "result":null many to a statement, and still reports each lost lease per job.
+#include <doctest/doctest.h>
+
+#include "cli/cli_helpers.hpp"
+
+namespace queuectl::testing::cli {
+
+TEST_CASE("cli: claim -o ndjson | ack --from -: \"result\":null acks with no result") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  for (int i = 0; i < 5; ++i) enqueue(url, "pipe");
+  RunResult claimed = ok(url, {"claim", "pipe", "--limit", "5", "-o", "ndjson"});
+  REQUIRE(count_lines(claimed.out) == 5);
+  for (const json& line : parse_lines(claimed.out)) REQUIRE(line["result"].is_null());
+  RunResult acked = ok(url, {"ack", "--from", "-", "-o", "json"}, claimed.out);
+  CHECK(parse(acked.out)["acked"] == 5);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 5);
+  // SQL NULL, as an ack without a result leaves it; not a JSON null literal.
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE result IS NULL") == 5);
+  for (const json& line : parse_lines(claimed.out))
+    CHECK(show(url, line["id"].get<std::int64_t>())["result"].is_null());
+}
+
+TEST_CASE("cli: ack --from in one batch reports each lost lease and acks the rest") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  for (int i = 0; i < 4; ++i) enqueue(url, "pipe");
+  std::vector<json> jobs =
+      parse_lines(ok(url, {"claim", "pipe", "--limit", "4", "-o", "ndjson"}).out);
+  REQUIRE(jobs.size() == 4);
+  // Two of them lose their lease: one is released, one is canceled by force.
+  const std::int64_t released = jobs[1]["id"], canceled = jobs[3]["id"];
+  ok(url, {"release", std::to_string(released), "--token", jobs[1]["lock_token"]});
+  ok(url, {"cancel", std::to_string(canceled), "--force"});
+  std::string input;
+  for (const json& j : jobs) input += j.dump() + "\n";
+  RunResult r = queuectl(url, {"ack", "--from", "-", "-o", "json"}, input);
+  CHECK_MESSAGE(r.exit_code == 3, dump(r));
+  json report = parse(r.out);
+  CHECK(report["acked"] == 2);
+  CHECK(report["lost"] == json::array({released, canceled}));
+  CHECK(r.err.find("lease lost on job " + std::to_string(released)) != std::string::npos);
+  CHECK(r.err.find("lease lost on job " + std::to_string(canceled)) != std::string::npos);
+  CHECK(show(url, jobs[0]["id"].get<std::int64_t>())["status"] == "done");
+  CHECK(show(url, jobs[2]["id"].get<std::int64_t>())["status"] == "done");
+  CHECK(show(url, released)["status"] == "ready");
+  CHECK(show(url, canceled)["status"] == "canceled");
+}
+
+}  // namespace queuectl::testing::cli
