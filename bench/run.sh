@@ -45,6 +45,9 @@ PGBENCH_PREFILL=${PGBENCH_PREFILL:-1000000}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 RESULTS=${RESULTS:-$ROOT/bench/results.md}
 
+# shellcheck source=bench/pg_claim_ack.sh
+source "$ROOT/bench/pg_claim_ack.sh"
+
 say() { printf '\n== %s\n' "$*" >&2; }
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
 
@@ -149,41 +152,9 @@ if [[ " $BACKENDS " == *" postgresql "* ]]; then
   say "PostgreSQL: pgbench bare-SQL baseline (claim 100 + ack 100, $PGBENCH_CLIENTS clients)"
   PGBENCH=$PG_BIN/pgbench
   [[ -x $PGBENCH ]] || PGBENCH=$(command -v pgbench) || die "pgbench not found"
-  # libpq settings from the test URL postgresql://user:pass@host:port/db
-  rest=${QUEUECTL_TEST_PG_URL#*://}
-  export PGUSER=${rest%%:*}
-  rest=${rest#*:}
-  export PGPASSWORD=${rest%%@*}
-  rest=${rest#*@}
-  export PGHOST=${rest%%:*}
-  rest=${rest#*:}
-  export PGPORT=${rest%%/*}
-  export PGDATABASE=${rest#*/}
+  pg_env_from_url "$QUEUECTL_TEST_PG_URL"
   PSQL=(psql -X -q -v ON_ERROR_STOP=1 -tA)
-
-  # The claim is the PostgreSQL dialect's own statement, as queuectl runs it (queue_bench
-  # prints it from the dialect), with the same :name parameters: pgbench -M prepared binds
-  # them as untyped parameters of a prepared statement, as SOCI does. Its to_char formats
-  # spell their colons chr(58), because pgbench takes any ":MI" for a variable, even in
-  # a literal (chr is immutable: the planner folds the concatenation back into the same
-  # constant). The outer SELECT passes the ids on to the ack through \gset instead of
-  # shipping the 100 rows; the RETURNING columns are still computed.
-  claim_sql=$("$QB" --db "$QUEUECTL_TEST_PG_URL" --print-claim-sql |
-              sed "s/HH24:MI:SS/HH24' || chr(58) || 'MI' || chr(58) || 'SS/g")
-  stray=$(grep -o ':[A-Za-z_][A-Za-z0-9_]*' <<<"$claim_sql" | sort -u |
-          grep -vx -e :queue -e :limit -e :worker -e :token -e :lease_ms || true)
-  [[ -z $stray ]] || die "the claim statement has placeholders pgbench is not given: $stray"
-  cat >"$TMP/claim_ack.sql" <<EOF
-\\set token random(1, 9223372036854775806)
-WITH claimed AS (
-$claim_sql)
-SELECT '{' || string_agg(CAST(id AS text), ',') || '}' AS ids, count(*) AS claimed FROM claimed
-\\gset
-UPDATE job_queue
-   SET status = 2, result = CAST(NULL AS jsonb), lock_token = NULL, lock_until = NULL,
-       finished_at = now(), updated_at = now()
- WHERE id = ANY(CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text);
-EOF
+  write_claim_ack_sql "$QB" "$QUEUECTL_TEST_PG_URL" "$TMP/claim_ack.sql" || die "no claim script"
 
   # prefill N: a fresh schema and N ready jobs in queue "bench", vacuumed and analyzed.
   prefill() {
