@@ -23,19 +23,11 @@ bool is_number_char(char c) {
 // text of each (nlohmann hands over the text of floats only, not of integers such as -0).
 std::vector<std::string_view> number_tokens(std::string_view text) {
   std::vector<std::string_view> tokens;
-  bool in_string = false, escaped = false;
+  JsonStringTracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '-' || is_digit(c)) {
+    if (strings.in_string(c)) continue;
+    if (c == '-' || is_digit(c)) {
       const std::size_t start = i;
       while (i + 1 < text.size() && is_number_char(text[i + 1])) ++i;
       tokens.push_back(text.substr(start, i + 1 - start));

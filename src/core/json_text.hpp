@@ -14,6 +14,29 @@
 
 namespace queuectl {
 
+// Follows a left-to-right scan of JSON text: fed each character in order, tells whether it
+// belongs to a string (its quotes included), so that brackets and digits inside strings are
+// not taken for structure.
+class JsonStringTracker {
+ public:
+  bool in_string(char c) {
+    if (inside_) {
+      if (escaped_)
+        escaped_ = false;
+      else if (c == '\\')
+        escaped_ = true;
+      else if (c == '"')
+        inside_ = false;
+      return true;
+    }
+    inside_ = c == '"';
+    return inside_;
+  }
+
+ private:
+  bool inside_ = false, escaped_ = false;
+};
+
 struct CompactJson {
   bool valid = false;          // one JSON document, nested at most max_depth levels
   bool too_deep = false;       // refused because it nests deeper than max_depth

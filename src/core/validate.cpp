@@ -120,18 +120,10 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
 
 std::size_t json_depth(std::string_view text) {
   std::size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
+  JsonStringTracker strings;
   for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+    if (strings.in_string(c)) continue;
+    if (c == '[' || c == '{') {
       deepest = std::max(deepest, ++depth);
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
