@@ -325,10 +325,10 @@ TEST_CASE("core::DbUrl::soci_connect_string") {
     // Quoted, so that a path with spaces stays one value for SOCI.
     CHECK(s.rfind("db=\"/var/lib/queuectl/q.db\"", 0) == 0);
     CHECK(contains(s, "timeout="));
-    CHECK(DbUrl::parse("sqlite::memory:").soci_connect_string().rfind("db=\":memory:\"", 0) ==
-          0);
-    CHECK(DbUrl::parse("sqlite:/tmp/sp ace/q.db").soci_connect_string().rfind(
-              "db=\"/tmp/sp ace/q.db\"", 0) == 0);
+    CHECK(DbUrl::parse("sqlite::memory:").soci_connect_string().rfind("db=\":memory:\"", 0) == 0);
+    CHECK(DbUrl::parse("sqlite:/tmp/sp ace/q.db")
+              .soci_connect_string()
+              .rfind("db=\"/tmp/sp ace/q.db\"", 0) == 0);
   }
 }
 
