@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <soci/soci.h>
@@ -151,6 +152,9 @@ struct Statements {
   // serializes them and migration_applied, read inside it, skips one applied meanwhile.
   std::string migrate_lock;
   std::string migrate_unlock;
+  // The columns of a table (:name) -> column name, its type as the catalog names it (lower
+  // case), in table order. No rows: no such table.
+  std::string table_columns;
 };
 
 // The lock wait of every session: short, so that 8 tries end well within 30 s.
@@ -214,6 +218,16 @@ class Dialect {
   // The key a named lock is taken under (PostgreSQL: a stable 64-bit hash as decimal
   // text; MySQL: the name, hashed when over 64 characters; SQLite: the name).
   virtual std::string lock_key(const std::string& name) const = 0;
+
+  // job_queue as migration 1 creates it: each column's name and the type table_columns
+  // reports for it. `migrate` compares a job_queue it has no record of against this.
+  virtual std::vector<std::pair<std::string, std::string>> first_migration_columns() const = 0;
+  // Migration 1 may run again over a job_queue that a failed run left behind (MySQL
+  // commits each CREATE TABLE, so a run can stop half way; elsewhere it is one transaction).
+  virtual bool resumes_first_migration() const { return false; }
+  // The latest time the job columns can hold, "YYYY-MM-DD HH:MM:SS" UTC (MySQL's TIMESTAMP
+  // ends in 2038); empty when no duration queuectl accepts can reach it.
+  virtual std::string latest_time() const { return {}; }
 };
 
 // The dialect for a backend.

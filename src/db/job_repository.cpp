@@ -1,6 +1,8 @@
 #include "db/job_repository.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <map>
 
 #include "core/errors.hpp"
@@ -23,6 +25,30 @@ void sort_claim_order(std::vector<Job>& jobs) {
   });
 }
 
+// Seconds since the epoch of a "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC time.
+std::int64_t utc_seconds(const std::string& text) {
+  std::tm tm{};
+  if (std::sscanf(text.c_str(), "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+    throw Error("unreadable time '" + text + "'");
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+// A time the job columns cannot hold (MySQL's TIMESTAMP ends in 2038) is bad input,
+// refused before anything is written, not the server's "Incorrect datetime value" after a
+// batch was half sent. `at` (UTC text) or now, plus `after`.
+void check_storable(const Dialect& dialect, const std::optional<std::string>& at, Duration after,
+                    const std::string& what) {
+  const std::string latest = dialect.latest_time();
+  if (latest.empty()) return;
+  const std::int64_t base = at ? utc_seconds(*at) : static_cast<std::int64_t>(std::time(nullptr));
+  if (base + after.ms() / 1000 > utc_seconds(latest))
+    throw UsageError(what + " would end after " + latest +
+                     " UTC, the latest time this server's TIMESTAMP columns hold");
+}
+
 std::string lease_lost_message(std::int64_t id) {
   return "lease lost on job " + std::to_string(id) +
          ": the token does not match, or the job is no longer processing";
@@ -31,6 +57,7 @@ std::string lease_lost_message(std::int64_t id) {
 }  // namespace
 
 EnqueueResult JobRepository::enqueue(const NewJob& job) {
+  check_storable(db_.dialect(), job.run_at, job.delay, "the job's run_at");
   EnqueueResult out;
   db_.transaction([&] {
     auto& s = db_.session();
@@ -73,6 +100,9 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
 }
 
 BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    check_storable(db_.dialect(), jobs[i].run_at, jobs[i].delay,
+                   "job " + std::to_string(i + 1) + "'s run_at");
   BulkEnqueueResult out;
   db_.transaction([&] {
     out = {};
@@ -132,6 +162,7 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
 }
 
 std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
+  check_storable(db_.dialect(), std::nullopt, request.lease, "the lease");
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
   auto work = [&] {
@@ -266,6 +297,7 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
 }
 
 Job JobRepository::fail(const FailRequest& r) {
+  if (r.retry_in) check_storable(db_.dialect(), std::nullopt, *r.retry_in, "the retry's run_at");
   std::optional<Job> job;
   db_.transaction([&] {
     long long id = r.id;
@@ -291,6 +323,7 @@ Job JobRepository::fail(const FailRequest& r) {
 }
 
 Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease) {
+  check_storable(db_.dialect(), std::nullopt, lease, "the lease");
   std::optional<Job> job;
   db_.transaction([&] {
     long long bound_id = id, lease_ms = lease.ms();

@@ -131,6 +131,49 @@ class MigrationLock {
   bool held_ = false;
 };
 
+// Before migration 1: a job_queue that `migrate` has no record of creating (made from the
+// articles' DDL, by an application, by hand) is refused, naming how it differs, instead of
+// recording migration 1 over a table that is not the one it creates. Such a table once
+// passed on MySQL (CREATE TABLE IF NOT EXISTS) and every command then failed on a missing
+// column. The one exception: on MySQL, the exact table a failed run of migration 1 left.
+// It runs inside migration 1's transaction, after the re-check of what is applied: on
+// SQLite a run that created the table meanwhile is seen there as applied, not as foreign.
+void refuse_foreign_table(Database& db) {
+  std::vector<std::pair<std::string, std::string>> found;
+  std::string table = "job_queue", name, type;
+  soci::statement st = (db.session().prepare << db.sql().table_columns, soci::into(name),
+                        soci::into(type), soci::use(table, "name"));
+  for (bool got = st.execute(true); got; got = st.fetch()) found.emplace_back(name, type);
+  if (found.empty()) return;
+  const auto expected = db.dialect().first_migration_columns();
+  auto named = [](const auto& list, const std::string& column) {
+    return std::find_if(list.begin(), list.end(), [&](const auto& c) { return c.first == column; });
+  };
+  std::string missing, foreign;
+  std::vector<std::string> diffs;
+  for (const auto& [column, kind] : expected) {
+    auto it = named(found, column);
+    if (it == found.end())
+      missing += (missing.empty() ? "" : ", ") + column;
+    else if (it->second != kind)
+      diffs.push_back(column + " is " + it->second + ", not " + kind);
+  }
+  for (const auto& column : found)
+    if (named(expected, column.first) == expected.end())
+      foreign += (foreign.empty() ? "" : ", ") + column.first;
+  if (!foreign.empty()) diffs.insert(diffs.begin(), "columns not queuectl's: " + foreign);
+  if (!missing.empty()) diffs.insert(diffs.begin(), "no column " + missing);
+  if (diffs.empty() && db.dialect().resumes_first_migration()) return;
+  std::string what;
+  const std::size_t shown = std::min<std::size_t>(diffs.size(), 4);
+  for (std::size_t i = 0; i < shown; ++i) what += (i ? "; " : "") + diffs[i];
+  if (diffs.size() > shown) what += "; and " + std::to_string(diffs.size() - shown) + " more";
+  if (diffs.empty()) what = "its columns are queuectl's, but migrate has no record of it";
+  throw Error("table job_queue already exists in " + db.url().redacted() +
+              " and was not created by `queuectl migrate` (" + what +
+              "); nothing was changed: see \"Adopting an existing job_queue\" in the README");
+}
+
 }  // namespace
 
 std::vector<MigrationState> Migrator::apply() {
@@ -166,6 +209,7 @@ std::vector<MigrationState> Migrator::apply() {
                                soci::into(found), soci::use(version, "version"));
       applied_meanwhile = check.execute(true);
       if (applied_meanwhile) return;
+      if (m.version == 1) refuse_foreign_table(db_);
       for (const std::string& stmt : split_statements(m.sql)) db_.session() << stmt;
       std::string name = m.name;
       db_.session() << db_.sql().record_migration, soci::use(version, "version"),

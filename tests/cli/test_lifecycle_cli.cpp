@@ -356,7 +356,7 @@ TEST_CASE("cli: delays and run_at decide what is claimable; priority decides the
     CHECK(past["run_at"] == "2001-02-03T04:05:06.000000Z");
     json offset = enqueue(url, "at", "{}", {"--run-at", "2001-02-03T06:05:06.5+02:00"});
     CHECK(offset["run_at"] == "2001-02-03T04:05:06.500000Z");
-    json future = enqueue(url, "at", "{}", {"--run-at", "2999-01-01T00:00:00Z"});
+    json future = enqueue(url, "at", "{}", {"--run-at", "2037-12-01T00:00:00Z"});
     json claimed = claim(url, "at", {"--limit", "10"});
     REQUIRE(claimed.size() == 2);
     std::set<long long> ids{claimed[0]["id"].get<long long>(), claimed[1]["id"].get<long long>()};

@@ -39,9 +39,7 @@ std::string outbox_insert(bool skip_duplicate) {
   const std::string values =
       "('outbox', '{\"event\":\"order.paid\",\"order_id\":42}', 'order.paid:42', 'order:42'";
   if (backend_under_test() == Backend::mysql)
-    return "INSERT INTO job_queue (queue, payload, dedupe_key, group_key, run_at, created_at, "
-           "updated_at) VALUES " +
-           values + ", UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))" +
+    return "INSERT INTO job_queue (queue, payload, dedupe_key, group_key) VALUES " + values + ")" +
            (skip_duplicate ? " ON DUPLICATE KEY UPDATE id = id" : "");
   return "INSERT INTO job_queue (queue, payload, dedupe_key, group_key) VALUES " + values + ")" +
          (skip_duplicate ? " ON CONFLICT DO NOTHING" : "");

@@ -94,7 +94,7 @@ TEST_CASE("ack_many acks what it holds and returns the ids whose lease was lost"
   FreshDatabase fx;
   JobRepository repo(fx.db());
   for (int i = 0; i < 4; ++i) add(repo, "q");
-  Job ready = add(repo, job_at("q", "2999-01-01 00:00:00.000000"));
+  Job ready = add(repo, job_at("q", "2037-12-01 00:00:00.000000"));
   auto jobs = claim(repo, "q", 4);
   REQUIRE_EQ(jobs.size(), 4u);
   const std::string t = *jobs[0].lock_token;

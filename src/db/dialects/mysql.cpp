@@ -46,8 +46,10 @@ namespace {
 // overflows, error 1690, once base * 2^40 passes 2^64, e.g. --retry-in 5h at attempt 41.
 #define QC_BACKOFF_MS_TIMES(jitter) \
   "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * " jitter ")"
+// Kept within TIMESTAMP(6), which ends in 2038 (a retry that far out is as good as never).
 #define QC_RUN_AT_AFTER_BACKOFF_TIMES(jitter) \
-  "(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS_TIMES(jitter) " * 1000) MICROSECOND)"
+  "LEAST(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS_TIMES(jitter) " * 1000) MICROSECOND, " \
+  "TIMESTAMP'2038-01-19 03:14:07.999999')"
 // fail: the jitter drawn by the client for its one job.
 #define QC_RUN_AT_AFTER_BACKOFF QC_RUN_AT_AFTER_BACKOFF_TIMES(":jitter")
 // reap: a jitter drawn per row, so that a dead host's jobs do not all come back at once.
@@ -352,6 +354,11 @@ Statements make_statements() {
   // 60 s (kMigrationLockWait) and returns 0 when that ran out, NULL on an error.
   s.migrate_lock = "SELECT COALESCE(GET_LOCK(:key, 60), 0)";
   s.migrate_unlock = "SELECT COALESCE(RELEASE_LOCK(:key), 0)";
+  // MySQL 8 names JSON's type json, MariaDB longtext (its JSON is an alias): one name.
+  s.table_columns =
+      "SELECT column_name, CASE LOWER(data_type) WHEN 'json' THEN 'longtext' "
+      "ELSE LOWER(data_type) END FROM information_schema.columns "
+      "WHERE table_schema = DATABASE() AND table_name = :name ORDER BY ordinal_position";
   return s;
 }
 
@@ -488,6 +495,18 @@ class MysqlDialect final : public Dialect {
     auto* err = mysql_error(e);
     return err && err->err_num_ == kNoSuchTable;
   }
+  std::vector<std::pair<std::string, std::string>> first_migration_columns() const override {
+    return {{"id", "bigint"},           {"queue", "varchar"},       {"status", "tinyint"},
+            {"priority", "int"},        {"run_at", "datetime"},     {"attempts", "int"},
+            {"max_attempts", "int"},    {"payload", "longtext"},    {"result", "longtext"},
+            {"last_error", "text"},     {"locked_by", "varchar"},   {"lock_token", "char"},
+            {"locked_at", "datetime"},  {"lock_until", "datetime"}, {"dedupe_key", "varbinary"},
+            {"group_key", "varbinary"}, {"created_at", "datetime"}, {"updated_at", "datetime"},
+            {"finished_at", "datetime"}};
+  }
+  bool resumes_first_migration() const override { return true; }
+  // TIMESTAMP(6) (migration 4) ends here on MariaDB before 11.5 and on MySQL 8.
+  std::string latest_time() const override { return "2038-01-19 03:14:07"; }
   bool is_constraint_violation(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);
     if (!err) return false;

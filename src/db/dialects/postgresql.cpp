@@ -432,6 +432,9 @@ Statements make_statements() {
   // bounded by lock_timeout like any other lock wait.
   s.migrate_lock = "SELECT 1 FROM pg_advisory_lock(CAST(:key AS bigint))";
   s.migrate_unlock = "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.table_columns =
+      "SELECT CAST(column_name AS text), CAST(data_type AS text) FROM information_schema.columns "
+      "WHERE table_schema = current_schema() AND table_name = :name ORDER BY ordinal_position";
   return s;
 }
 
@@ -510,6 +513,28 @@ class PostgresqlDialect final : public Dialect {
   }
   bool is_missing_table(const soci::soci_error& e) const override {
     return sqlstate_of(e) == "42P01";  // undefined_table
+  }
+  std::vector<std::pair<std::string, std::string>> first_migration_columns() const override {
+    const std::string ts = "timestamp with time zone";
+    return {{"id", "bigint"},
+            {"queue", "text"},
+            {"status", "smallint"},
+            {"priority", "integer"},
+            {"run_at", ts},
+            {"attempts", "integer"},
+            {"max_attempts", "integer"},
+            {"payload", "jsonb"},
+            {"result", "jsonb"},
+            {"last_error", "text"},
+            {"locked_by", "text"},
+            {"lock_token", "text"},
+            {"locked_at", ts},
+            {"lock_until", ts},
+            {"dedupe_key", "text"},
+            {"group_key", "text"},
+            {"created_at", ts},
+            {"updated_at", ts},
+            {"finished_at", ts}};
   }
   bool is_connection_failure(const soci::soci_error& e) const override {
     const std::string state = sqlstate_of(e);

@@ -298,6 +298,7 @@ Statements make_statements() {
   s.record_migration =
       "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
   s.migration_applied = "SELECT 1 FROM queuectl_schema_migrations WHERE version = :version";
+  s.table_columns = "SELECT name, lower(type) FROM pragma_table_info(:name) ORDER BY cid";
   return s;
 }
 
@@ -346,6 +347,15 @@ class SqliteDialect final : public Dialect {
     return e.get_error_message().find("no such table") != std::string::npos;
   }
   std::string lock_key(const std::string& name) const override { return name; }
+  std::vector<std::pair<std::string, std::string>> first_migration_columns() const override {
+    return {{"id", "integer"},           {"queue", "text"},      {"status", "integer"},
+            {"priority", "integer"},     {"run_at", "text"},     {"attempts", "integer"},
+            {"max_attempts", "integer"}, {"payload", "text"},    {"result", "text"},
+            {"last_error", "text"},      {"locked_by", "text"},  {"lock_token", "text"},
+            {"locked_at", "text"},       {"lock_until", "text"}, {"dedupe_key", "text"},
+            {"group_key", "text"},       {"created_at", "text"}, {"updated_at", "text"},
+            {"finished_at", "text"}};
+  }
 
  private:
   Statements statements_ = make_statements();
