@@ -21,7 +21,8 @@ struct AckOptions {
   std::string from;
 };
 
-AckItem item_from_line(const std::string& line, std::size_t number, std::size_t max_payload) {
+AckItem item_from_line(const std::string& line, std::size_t number, const char* unit,
+                       std::size_t max_payload) {
   try {
     const auto doc = parse_line_object(line);
     AckItem item;
@@ -47,7 +48,7 @@ AckItem item_from_line(const std::string& line, std::size_t number, std::size_t 
     validate_token(item.token, "\"token\"");
     return item;
   } catch (const UsageError& e) {
-    throw UsageError("line " + std::to_string(number) + ": " + e.what());
+    throw UsageError(std::string(unit) + " " + std::to_string(number) + ": " + e.what());
   }
 }
 
@@ -66,10 +67,11 @@ Output run_ack(Context& ctx, const AckOptions& o) {
     std::vector<AckItem> items;
     std::set<std::pair<std::int64_t, std::string>> seen;
     std::size_t number = 0;
-    for (const auto& line : read_lines(o.from)) {
+    const InputRecords input = read_records(o.from);
+    for (const auto& line : input.items) {
       ++number;
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      AckItem item = item_from_line(line, number, ctx.options.max_payload);
+      if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+      AckItem item = item_from_line(line, number, input.unit, ctx.options.max_payload);
       // The same job and token twice (a line repeated by a retrying pipe) is one ack, not
       // an ack and then a lost lease.
       if (seen.insert({item.id, item.token}).second) items.push_back(std::move(item));
@@ -96,7 +98,7 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       ctx.note("queuectl: error: lease lost on job " + std::to_string(id) + ": not acked");
     for (auto id : not_found)
       ctx.note("queuectl: error: job " + std::to_string(id) + " not found: not acked");
-    ctx.print(out);
+    ctx.print_report(out);
     // One exit code for the run: a lost lease (3) wins over an unknown id (4).
     if (!lost.empty())
       throw LeaseLost(std::to_string(lost.size()) + " of " + std::to_string(items.size()) +
@@ -120,7 +122,7 @@ Output run_ack(Context& ctx, const AckOptions& o) {
   Output out;
   out.document = {{"id", item.id}, {"status", "done"}};
   out.lines.push_back("job " + std::to_string(item.id) + " done");
-  ctx.print(out);
+  ctx.print_report(out);
   return {};
 }
 
@@ -133,7 +135,8 @@ void setup_ack(CLI::App& app, Context& ctx) {
   sub->add_option("--token", o->token, "The lock_token claim returned");
   sub->add_option("--result", o->result, "Result to store, as JSON");
   sub->add_option("--from", o->from,
-                  "Ack many from FILE or - (NDJSON lines with id, token, result)");
+                  "Ack many from FILE or - (NDJSON lines, or one JSON array, of objects with id, "
+                  "token, result)");
   sub->footer(
       "Exit 3 when the lease was lost (token wrong, job reaped or no longer processing), 4 when\n"
       "the job does not exist. --from acks every line it can in one transaction and reports\n"
@@ -141,7 +144,8 @@ void setup_ack(CLI::App& app, Context& ctx) {
       "any id does not exist (3 wins over 4). Empty input acks nothing and exits 0.\n"
       "Examples:\n"
       "  queuectl ack 42 --token 1b4e28ba-2fa1-4d3b-a3f5-ef19a1f3c2d0 --result '{\"ok\":true}'\n"
-      "  queuectl claim emails --limit 100 -o ndjson | ./send | queuectl ack --from -");
+      "  queuectl claim emails --limit 100 -o ndjson | ./send | queuectl ack --from -\n"
+      "  queuectl claim emails --limit 10 -o json | queuectl ack --from -");
   sub->callback([&ctx, o] { run_ack(ctx, *o); });
 }
 

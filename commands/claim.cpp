@@ -5,6 +5,7 @@
 #include "cli/input.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
+#include "db/admin_repository.hpp"
 #include "db/job_repository.hpp"
 
 namespace queuectl {
@@ -28,8 +29,14 @@ Output run_claim(Context& ctx, const ClaimOptions& o) {
   if (!r.lease.positive()) throw UsageError("--lease must be positive");
   r.worker = o.worker.empty() ? default_worker_id() : o.worker;
   validate_worker(r.worker);
-  auto jobs = JobRepository(ctx.migrated_db()).claim(r);
-  if (jobs.empty()) ctx.note("no job due in queue " + o.queue);
+  Database& db = ctx.migrated_db();
+  auto jobs = JobRepository(db).claim(r);
+  // A paused queue looks empty: say why (only then is it worth the extra read).
+  if (jobs.empty())
+    ctx.note(AdminRepository(db).settings(o.queue).paused
+                 ? "queue " + o.queue + " is paused: no job is handed out until `queuectl " +
+                       "resume " + o.queue + "`"
+                 : "no job due in queue " + o.queue);
   return jobs_view(jobs);
 }
 

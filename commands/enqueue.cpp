@@ -191,7 +191,8 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
       sub->add_option("payload", o->payload, "Job payload as JSON (default {}; - reads stdin)");
   sub->add_option("--priority", o->priority, "Larger runs first (default 0)");
   sub->add_option("--delay", o->delay, "Run no earlier than now + DUR (e.g. 30s, 5m)");
-  sub->add_option("--run-at", o->run_at, "Run no earlier than TIME (RFC 3339)");
+  sub->add_option("--run-at", o->run_at,
+                  "Run no earlier than TIME (RFC 3339; without an offset, local time in $TZ)");
   sub->add_option("--max-attempts", o->max_attempts, "Attempts before the job fails (default 25)");
   auto* dedupe_key =
       sub->add_option("--dedupe-key", o->dedupe_key,

@@ -38,7 +38,7 @@ void setup_extend(CLI::App& app, Context& ctx) {
       "the job to someone else. Extend well before lock_until, e.g. every third of the lease.\n"
       "Example:\n"
       "  queuectl extend 42 --token T --lease 5m");
-  sub->callback([&ctx, o] { ctx.print(run_extend(ctx, *o)); });
+  sub->callback([&ctx, o] { ctx.print_report(run_extend(ctx, *o)); });
 }
 
 }  // namespace queuectl

@@ -59,7 +59,7 @@ void setup_fail(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  queuectl fail 42 --token T --error 'smtp timeout'\n"
       "  queuectl fail 42 --token T --error 'bad address' --permanent");
-  sub->callback([&ctx, o] { ctx.print(run_fail(ctx, *o)); });
+  sub->callback([&ctx, o] { ctx.print_report(run_fail(ctx, *o)); });
 }
 
 }  // namespace queuectl

@@ -14,6 +14,8 @@ struct ListOptions {
   std::string status;
   int limit = 100;
   std::string after;
+  std::string before;
+  bool newest_first = false;
 };
 
 Output run_list(Context& ctx, const ListOptions& o) {
@@ -26,11 +28,18 @@ Output run_list(Context& ctx, const ListOptions& o) {
   validate_positive(o.limit, "--limit");
   if (o.limit > 100000) throw UsageError("--limit " + std::to_string(o.limit) + " is over 100000");
   f.limit = o.limit;
-  // --after 0 is the first page, so that a paging script can start from 0.
-  f.after = o.after.empty() || o.after == "0" ? 0 : parse_job_id(o.after);
+  if (!o.before.empty() && !o.newest_first)
+    throw UsageError("--before pages newest first: add --newest-first");
+  if (!o.after.empty() && o.newest_first)
+    throw UsageError("--after pages oldest first: with --newest-first, page with --before");
+  // --after 0 (--before 0) is the first page, so that a paging script can start from 0.
+  const std::string& from = o.newest_first ? o.before : o.after;
+  f.after = from.empty() || from == "0" ? 0 : parse_job_id(from);
+  f.newest_first = o.newest_first;
   auto jobs = JobRepository(ctx.migrated_db()).list(f);
   if (static_cast<int>(jobs.size()) == f.limit)
-    ctx.note("more may follow: add --after " + std::to_string(jobs.back().id));
+    ctx.note("more may follow: add " + std::string(o.newest_first ? "--before " : "--after ") +
+             std::to_string(jobs.back().id));
   return jobs_view(jobs);
 }
 
@@ -38,16 +47,19 @@ Output run_list(Context& ctx, const ListOptions& o) {
 
 void setup_list(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ListOptions>();
-  auto* sub = app.add_subcommand("list", "List jobs, oldest id first, a page at a time");
+  auto* sub = app.add_subcommand("list", "List jobs, oldest (or newest) first, a page at a time");
   sub->add_option("queue", o->queue, "Only this queue");
   sub->add_option("--status", o->status,
                   "Only these statuses: ready,processing,done,failed,canceled");
   sub->add_option("--limit", o->limit, "Jobs per page (default 100)");
   sub->add_option("--after", o->after, "Start after this job id (keyset paging)");
+  sub->add_flag("--newest-first", o->newest_first, "Newest job first (highest id)");
+  sub->add_option("--before", o->before, "With --newest-first: start before this job id");
   sub->footer(
       "Examples:\n"
       "  queuectl list emails --status failed\n"
-      "  queuectl list --status ready,processing --limit 50 --after 1200 -o ndjson");
+      "  queuectl list --status ready,processing --limit 50 --after 1200 -o ndjson\n"
+      "  queuectl list emails --newest-first --limit 20");
   sub->callback([&ctx, o] { ctx.print(run_list(ctx, *o)); });
 }
 

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "core/errors.hpp"
+#include "core/validate.hpp"
 #include "db/named_lock.hpp"
 
 namespace queuectl {
@@ -13,13 +14,54 @@ namespace {
 struct LockOptions {
   std::string name;
   std::string wait;
+  bool print_key = false;
   std::vector<std::string> command;
 };
 
+// 1 to 255 bytes of UTF-8: what every backend can key a lock by (PostgreSQL's text refuses
+// other bytes; longer names than MySQL/MariaDB take get their stand-in key).
+void validate_lock_name(const std::string& name) {
+  if (name.empty() || name.size() > 255)
+    throw UsageError("invalid lock name '" + to_valid_utf8(name.substr(0, 40)) +
+                     "': use 1 to 255 bytes");
+  if (!is_valid_utf8(name))
+    throw UsageError("invalid lock name '" + to_valid_utf8(name.substr(0, 40)) +
+                     "': not valid UTF-8");
+}
+
+// How an application takes the lock whose key --print-key prints.
+const char* taken_with(Backend backend) {
+  switch (backend) {
+    case Backend::postgresql:
+      return "pg_try_advisory_lock(key)";
+    case Backend::mysql:
+      return "GET_LOCK(key, timeout)";
+    case Backend::sqlite:
+      break;
+  }
+  return "a queuectl_locks row named key";
+}
+
+// --print-key: what the database locks for NAME, without taking it, for an application
+// that takes the same lock with its own SQL.
+Output key_view(Context& ctx, const std::string& name) {
+  Database& db = ctx.db();
+  const std::string key = NamedLock::shown_key(db, name);
+  Output out;
+  out.document = {{"name", name}, {"key", key}, {"taken_with", taken_with(db.url().backend)}};
+  out.lines.push_back(key);
+  return out;
+}
+
 // Returns CMD's exit code; throws LockBusy when the lock stays taken.
 int run_lock(Context& ctx, const LockOptions& o) {
-  if (o.name.empty() || o.name.size() > 255)
-    throw UsageError("invalid lock name '" + o.name.substr(0, 40) + "': use 1 to 255 characters");
+  validate_lock_name(o.name);
+  if (o.print_key) {
+    if (!o.command.empty() || !o.wait.empty())
+      throw UsageError("--print-key takes only a lock name: queuectl lock --print-key NAME");
+    ctx.print(key_view(ctx, o.name));
+    return 0;
+  }
   if (o.command.empty())
     throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
   Duration wait = duration_option(o.wait, "--wait", Duration());
@@ -33,7 +75,8 @@ int run_lock(Context& ctx, const LockOptions& o) {
     throw LockBusy("lock '" + o.name + "' is held by someone else" +
                    (wait.positive() ? " (waited " + wait.str() + ")" : "") +
                    "; try again later or pass --wait DUR");
-  ctx.debug("holding lock '" + o.name + "'");
+  ctx.debug("holding lock '" + o.name + "'" +
+            (lock->key() != o.name ? " under the key '" + lock->key() + "'" : ""));
   // Should the lock be lost while CMD runs (the server session dropped, or a SQLite row
   // that could not be refreshed expired), CMD is stopped: it no longer runs alone.
   int code = run_forwarding_signals(o.command, [&] { return lock->held(); });
@@ -51,16 +94,23 @@ void setup_lock(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("lock", "Run a command while holding a database named lock");
   sub->add_option("name", o->name, "Lock name")->required();
   sub->add_option("--wait", o->wait, "Wait up to DUR for the lock (default: do not wait)");
-  sub->add_option("command", o->command, "The command to run, after --")->required();
+  sub->add_flag("--print-key", o->print_key,
+                "Print the key the database locks for NAME (for your own SQL); take nothing");
+  sub->add_option("command", o->command, "The command to run, after --");
   sub->footer(
-      "PostgreSQL: pg_try_advisory_lock; MySQL/MariaDB: GET_LOCK; SQLite: a lock row with a\n"
-      "heartbeat. The command's exit code becomes queuectl's; exit 5 when the lock is busy.\n"
+      "PostgreSQL: pg_try_advisory_lock(hashtextextended(NAME, 0)); MySQL/MariaDB:\n"
+      "GET_LOCK(NAME, 0), NAME as it is (a name the server refuses, such as one over 64\n"
+      "characters on MySQL 8 or 192 bytes on MariaDB, is locked under a stand-in key that\n"
+      "--print-key shows); SQLite: a lock row with a heartbeat. An application's own SQL\n"
+      "taking the same lock excludes queuectl, and the reverse.\n"
+      "The command's exit code becomes queuectl's; exit 5 when the lock is busy.\n"
       "Signals sent to queuectl are passed on to the command, and the command is killed if\n"
       "queuectl dies. If the lock is lost while it runs (the database connection dropped),\n"
       "the command is stopped and queuectl exits 1.\n"
       "Examples:\n"
       "  queuectl lock nightly-report -- ./make-report.sh --month 2026-11\n"
-      "  queuectl lock billing --wait 5m -- php artisan billing:run");
+      "  queuectl lock billing --wait 5m -- php artisan billing:run\n"
+      "  queuectl lock --print-key nightly-report");
   sub->callback([&ctx, o] {
     int code = run_lock(ctx, *o);
     if (code != 0) throw CommandExit(code);

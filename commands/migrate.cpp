@@ -29,12 +29,15 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
   Migrator migrator(ctx.db());
   if (o.status) return migrations_view(migrator.status(), false);
   auto applied = migrator.apply();
+  // What was applied is a report: -q prints nothing on every deploy.
   if (applied.empty())
     ctx.note("schema of " + ctx.db().url().redacted() + " is up to date");
   else
     ctx.note("applied " + std::to_string(applied.size()) + " migration(s) to " +
              ctx.db().url().redacted());
-  return migrations_view(applied, true);
+  Output out = migrations_view(applied, true);
+  out.report = true;
+  return out;
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ void setup_pause(CLI::App& app, Context& ctx) {
     Output out;
     out.document = {{"queue", *queue}, {"paused", true}};
     out.lines.push_back("queue " + *queue + " paused");
-    ctx.print(out);
+    ctx.print_report(out);
   });
 }
 

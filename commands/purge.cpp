@@ -47,7 +47,7 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
   Output out;
   out.document = {{"dry_run", o.dry_run}, {o.dry_run ? "would_purge" : "purged", n}};
   out.lines.push_back((o.dry_run ? "would purge " : "purged ") + std::to_string(n) + " job(s)");
-  ctx.print(out);
+  ctx.print_report(out);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// queuectl reap: return jobs whose leases expired (their workers died), for cron.
+// queuectl reap: return jobs whose leases expired (their workers died), for cron; with
+// --unleased, processing rows that other code left without a lease, once old enough.
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -15,14 +16,18 @@ struct ReapCliOptions {
   int batch = 1000;
   bool dry_run = false;
   bool no_lock = false;
+  bool unleased = false;
+  std::string older_than;
 };
 
 // `lock`: the named lock this run took (null with --no-lock or --dry-run). `skipped`: the
 // run did nothing because another reaper held that lock.
-Output reap_view(const ReapResult& r, DryRun dry_run, const std::string& lock = "",
+// `unleased`: the run returned rows without a lease (--unleased), not expired ones.
+Output reap_view(const ReapResult& r, DryRun dry_run, bool unleased, const std::string& lock = "",
                  bool skipped = false) {
   Output out;
   out.document = {{"dry_run", dry_run == DryRun::yes},
+                  {"unleased", unleased},
                   {"requeued", r.requeued.size()},
                   {"failed", r.failed.size()},
                   {"requeued_ids", r.requeued},
@@ -31,8 +36,9 @@ Output reap_view(const ReapResult& r, DryRun dry_run, const std::string& lock = 
                   {"lock", lock.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(lock)},
                   {"skipped", skipped}};
   std::string verb = dry_run == DryRun::yes ? "would return " : "returned ";
-  out.lines.push_back(verb + std::to_string(r.requeued.size()) + " expired job(s) to ready and " +
-                      (dry_run == DryRun::yes ? "fail " : "failed ") +
+  out.lines.push_back(verb + std::to_string(r.requeued.size()) +
+                      (unleased ? " job(s) without a lease" : " expired job(s)") +
+                      " to ready and " + (dry_run == DryRun::yes ? "fail " : "failed ") +
                       std::to_string(r.failed.size()) + " out of attempts");
   auto ids = [](const std::vector<std::int64_t>& v) {
     std::string s;
@@ -55,6 +61,20 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
   if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");
   r.batch = o.batch;
   r.dry_run = o.dry_run ? DryRun::yes : DryRun::no;
+  if (o.unleased) {
+    // A row without a lease may be in the middle of its work: only its age tells a stuck
+    // one, and only the operator knows how long its work may take.
+    if (o.older_than.empty())
+      throw UsageError(
+          "--unleased needs --older-than DUR: how long a job may stay processing without a "
+          "lease before it counts as stuck");
+    Duration older = Duration::parse(o.older_than, "--older-than");
+    if (older.ms() < 0) throw UsageError("--older-than must not be negative");
+    r.unleased_older_than = older;
+  } else if (!o.older_than.empty()) {
+    throw UsageError("--older-than applies only with --unleased (expired leases are due at once)");
+  }
+  const bool unleased = o.unleased;
   Database& db = ctx.migrated_db();
 
   // The lock lives on a connection of its own, so that the reaper's transactions never
@@ -71,7 +91,7 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
       // Scripts asked for a document get one: zero counts, "skipped": true. The table
       // view stays empty, so that `-q reap` from cron prints nothing.
       if (ctx.format() != Format::table)
-        ctx.print(reap_view(ReapResult(), r.dry_run, lock_name, true));
+        ctx.print(reap_view(ReapResult(), r.dry_run, unleased, lock_name, true));
       return;
     }
   }
@@ -89,7 +109,7 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
   // when leases did expire (a worker died) or something failed.
   const bool nothing = result.requeued.empty() && result.failed.empty();
   if (ctx.options.quiet && nothing && ctx.format() == Format::table) return;
-  ctx.print(reap_view(result, r.dry_run, lock_name));
+  ctx.print(reap_view(result, r.dry_run, unleased, lock_name));
 }
 
 }  // namespace
@@ -101,15 +121,25 @@ void setup_reap(CLI::App& app, Context& ctx) {
   sub->add_option("--batch", o->batch, "Jobs per transaction (default 1000)");
   sub->add_flag("--dry-run", o->dry_run, "Show what would happen; change nothing");
   sub->add_flag("--no-lock", o->no_lock, "Do not take the queuectl:reap named lock");
+  sub->add_flag("--unleased", o->unleased,
+                "Return processing jobs without a lease (lock_until NULL) instead; needs "
+                "--older-than");
+  sub->add_option("--older-than", o->older_than,
+                  "With --unleased: only jobs in processing for more than DUR (since locked_at, "
+                  "else updated_at)");
   sub->footer(
       "Expired jobs go back to ready with backoff, or to failed on their last attempt. Each\n"
       "batch re-checks status and expiry, so a job acked meanwhile is never touched. While it\n"
       "runs, reap holds the named lock queuectl:reap (queuectl:reap:QUEUE with a queue); when\n"
       "another reaper holds it, reap says so on stderr and exits 0 (-o json/ndjson still print\n"
       "the report, with zero counts and \"skipped\": true; \"lock\" names the lock).\n"
+      "A job that other code set to processing without a lease (lock_until NULL) never\n"
+      "expires: --unleased --older-than DUR returns those in processing for more than DUR\n"
+      "(since locked_at, else updated_at) the same way, and only those.\n"
       "Examples:\n"
       "  queuectl reap\n"
       "  queuectl reap emails --dry-run -o json\n"
+      "  queuectl reap --unleased --older-than 2h --dry-run\n"
       "  * * * * *  queuectl -q reap    (crontab: prints only when it returned jobs, or fails)");
   sub->callback([&ctx, o] { run_reap(ctx, *o); });
 }

@@ -15,10 +15,10 @@ const CommandEntry kCommands[] = {
     {"Consuming", setup_ack},     {"Consuming", setup_fail},    {"Consuming", setup_extend},
     {"Consuming", setup_release}, {"Consuming", setup_work},    {"Inspecting", setup_show},
     {"Inspecting", setup_list},   {"Inspecting", setup_stats},  {"Inspecting", setup_leases},
-    {"Inspecting", setup_groups}, {"Operating", setup_retry},   {"Operating", setup_cancel},
-    {"Operating", setup_purge},   {"Operating", setup_pause},   {"Operating", setup_resume},
-    {"Operating", setup_queue},   {"Operating", setup_reap},    {"Operating", setup_lock},
-    {"", setup_complete},
+    {"Inspecting", setup_groups}, {"Inspecting", setup_bench},  {"Operating", setup_retry},
+    {"Operating", setup_cancel},  {"Operating", setup_purge},   {"Operating", setup_pause},
+    {"Operating", setup_resume},  {"Operating", setup_queue},   {"Operating", setup_reap},
+    {"Operating", setup_lock},    {"", setup_complete},
 };
 
 // An option given an empty value ('--delay ""', '--db ""') is a mistake, not "not given":

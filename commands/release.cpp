@@ -29,7 +29,7 @@ void setup_release(CLI::App& app, Context& ctx) {
   sub->add_option("id", o->id, "Job id")->required();
   sub->add_option("--token", o->token, "The lock_token claim returned");
   sub->footer("Example:\n  queuectl release 42 --token T");
-  sub->callback([&ctx, o] { ctx.print(run_release(ctx, *o)); });
+  sub->callback([&ctx, o] { ctx.print_report(run_release(ctx, *o)); });
 }
 
 }  // namespace queuectl

@@ -22,7 +22,7 @@ void setup_resume(CLI::App& app, Context& ctx) {
       out.lines.push_back("queue " + *queue + " resumed");
     else
       ctx.note("queue " + *queue + " was not paused");
-    ctx.print(out);
+    ctx.print_report(out);
   });
 }
 

@@ -11,6 +11,7 @@ namespace {
 
 struct RetryOptions {
   std::vector<std::string> args;
+  std::string queue;
   std::string status;
   std::string older_than;
 };
@@ -22,12 +23,19 @@ bool all_digits(const std::string& s) {
 }
 
 void run_retry(Context& ctx, const RetryOptions& o) {
-  if (o.args.empty()) throw UsageError("retry needs job ids, or a QUEUE with --status failed");
-  if (o.args.size() == 1 && !all_digits(o.args[0])) {
+  if (o.args.empty() && o.queue.empty()) throw UsageError("retry needs job ids, or --queue QUEUE");
+  if (!o.args.empty() && !o.queue.empty())
+    throw UsageError("retry takes job ids or --queue QUEUE, not both");
+  // Ids only: a queue named 2024 is `--queue 2024`, never mistaken for job 2024.
+  for (const auto& arg : o.args)
+    if (!all_digits(arg))
+      throw UsageError("'" + arg.substr(0, 64) +
+                       "' is not a job id (for a queue's jobs: " + "queuectl retry --queue QUEUE)");
+  if (!o.queue.empty()) {
     // Queue mode: every failed (or canceled) job of the queue.
     FinishedFilter f;
-    validate_queue_name(o.args[0]);
-    f.queue = o.args[0];
+    validate_queue_name(o.queue);
+    f.queue = o.queue;
     f.statuses =
         o.status.empty() ? std::vector<Status>{Status::failed} : parse_status_list(o.status);
     for (Status s : f.statuses)
@@ -42,7 +50,7 @@ void run_retry(Context& ctx, const RetryOptions& o) {
     return;
   }
   if (!o.status.empty() || !o.older_than.empty())
-    throw UsageError("--status and --older-than go with a QUEUE, not with job ids");
+    throw UsageError("--status and --older-than go with --queue, not with job ids");
   auto ids = parse_job_ids(o.args);
   auto outcome = AdminRepository(ctx.migrated_db()).retry(ids);
   report_outcome(ctx, outcome, "retried", "only failed or canceled jobs can be retried");
@@ -53,15 +61,18 @@ void run_retry(Context& ctx, const RetryOptions& o) {
 void setup_retry(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<RetryOptions>();
   auto* sub = app.add_subcommand("retry", "Put failed or canceled jobs back to ready");
-  sub->add_option("ids_or_queue", o->args, "Job ids, or one QUEUE");
-  sub->add_option("--status", o->status, "With QUEUE: failed (default) and/or canceled");
-  sub->add_option("--older-than", o->older_than, "With QUEUE: only jobs finished over DUR ago");
+  sub->add_option("ID", o->args, "Job ids");
+  sub->add_option("--queue", o->queue, "Every failed job of this queue, instead of ids");
+  sub->add_option("--status", o->status, "With --queue: failed (default) and/or canceled");
+  sub->add_option("--older-than", o->older_than, "With --queue: only jobs finished over DUR ago");
   sub->footer(
-      "Attempts start again from 0 and the job is due at once.\n"
+      "Attempts start again from 0 and the job is due at once. With ids, every id that was\n"
+      "not retried is named on stderr: exit 1 when some were in another state (with or\n"
+      "without missing ones), else 4 when some do not exist.\n"
       "Examples:\n"
       "  queuectl retry 42 43\n"
-      "  queuectl retry emails --status failed\n"
-      "  queuectl retry emails --status failed,canceled --older-than 1h");
+      "  queuectl retry --queue emails\n"
+      "  queuectl retry --queue emails --status failed,canceled --older-than 1h");
   sub->callback([&ctx, o] { run_retry(ctx, *o); });
 }
 

@@ -51,6 +51,13 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   for (const auto& s : stats)
     out += "queuectl_expired_leases{queue=\"" + label(s.queue) + "\"} " +
            std::to_string(s.expired) + "\n";
+  out +=
+      "# HELP queuectl_unleased_jobs Processing jobs without a lease (lock_until NULL), which "
+      "no reaper returns by itself.\n";
+  out += "# TYPE queuectl_unleased_jobs gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_unleased_jobs{queue=\"" + label(s.queue) + "\"} " +
+           std::to_string(s.unleased) + "\n";
   out += "# HELP queuectl_oldest_ready_age_seconds Age of the oldest due ready job.\n";
   out += "# TYPE queuectl_oldest_ready_age_seconds gauge\n";
   for (const auto& s : stats)
@@ -76,6 +83,9 @@ void setup_stats(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("stats", "Per-queue counts: ready, scheduled, processing, ...");
   sub->add_option("queues", *queues, "Only these queues");
   sub->footer(
+      "UNLEASED (JSON \"unleased\") counts processing jobs without a lease (lock_until NULL,\n"
+      "set by other code): they are in PROCESSING too, never expire, and come back only\n"
+      "with `queuectl reap --unleased --older-than DUR`.\n"
       "Also -o prometheus, for node_exporter's textfile collector: write a temporary file,\n"
       "then rename it, so that the collector never reads half a file. A queue named twice\n"
       "is reported once.\n"

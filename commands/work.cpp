@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "core/errors.hpp"
+#include "core/subprocess.hpp"
 #include "worker/worker.hpp"
 
 namespace queuectl {
@@ -27,6 +28,9 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   if (c.command.empty())
     throw UsageError("work needs a command: queuectl work QUEUE -- CMD [ARG...]");
   o.command = c.command;
+  // A command that cannot run would spend an attempt of every job (exit 127 each).
+  if (const std::string why = Subprocess::why_not_runnable(c.command.front()); !why.empty())
+    throw UsageError("command '" + c.command.front() + "' " + why + ": nothing was claimed");
   validate_positive(c.concurrency, "--concurrency");
   if (c.concurrency > 256)
     throw UsageError("--concurrency " + std::to_string(c.concurrency) + " is over 256");
@@ -62,13 +66,17 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
                   {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};
   if (ctx.format() != Format::table) {
     ctx.print(out);
-    return;
+  } else {
+    // The summary is work's result: on stderr (stdout belongs to nobody here), even with
+    // -q, which only silences the per-job lines.
+    *ctx.err << "queuectl: worker " << o.worker << " stopped after " << s.total()
+             << " job(s): " << s.done << " done, " << s.failed << " failed, " << s.timed_out
+             << " timed out, " << s.released << " released, " << s.lost << " lost\n";
   }
-  // The summary is work's result: on stderr (stdout belongs to nobody here), even with -q,
-  // which only silences the per-job lines.
-  *ctx.err << "queuectl: worker " << o.worker << " stopped after " << s.total()
-           << " job(s): " << s.done << " done, " << s.failed << " failed, " << s.timed_out
-           << " timed out, " << s.released << " released, " << s.lost << " lost\n";
+  // A CI step that drains a queue fails when a job did.
+  if (o.drain && s.failed + s.timed_out > 0)
+    throw Error(std::to_string(s.failed + s.timed_out) + " of " + std::to_string(s.total()) +
+                " job(s) failed or timed out while draining queue " + o.queue);
 }
 
 }  // namespace
@@ -84,7 +92,8 @@ void setup_work(CLI::App& app, Context& ctx) {
                   "Stop a job after DUR (SIGTERM, then SIGKILL) and fail it");
   auto* max_jobs =
       sub->add_option("--max-jobs", o->max_jobs, "Exit after claiming N jobs (N >= 1)");
-  sub->add_flag("--drain", o->drain, "Exit 0 once nothing is due");
+  sub->add_flag("--drain", o->drain,
+                "Exit once nothing is due: 0, or 1 when a job failed or timed out");
   sub->add_option("--grace", o->grace,
                   "On SIGTERM/SIGINT, let running jobs finish this long (30s)");
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");

@@ -57,7 +57,7 @@ _queuectl_split() {
 
 # Options that take a value, for command $1 (global ones included).
 _queuectl_valued() {
-    local v="--db --db-password-file -o --output --max-payload"
+    local v="--db --db-password-file -o --output --field --max-payload"
     case $1 in
         enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
         claim) v+=" --limit --lease --worker" ;;
@@ -66,21 +66,22 @@ _queuectl_valued() {
         extend) v+=" --token --lease" ;;
         release) v+=" --token" ;;
         work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval" ;;
-        list) v+=" --status --limit --after" ;;
+        list) v+=" --status --limit --after --before" ;;
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
         groups) v+=" --limit" ;;
-        retry) v+=" --status --older-than" ;;
+        retry) v+=" --queue --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
         queue) v+=" --strict-groups" ;;
-        reap) v+=" --batch" ;;
+        reap) v+=" --batch --older-than" ;;
         lock) v+=" --wait" ;;
+        bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
     esac
     printf '%s\n' "$v"
 }
 
 # Options of command $1 (or the global ones when $1 is empty).
 _queuectl_options() {
-    local g="--db --db-password-file -o --output -q --quiet -v --verbose --max-payload --version -h --help"
+    local g="--db --db-password-file -o --output --field -q --quiet -v --verbose --max-payload --version -h --help"
     case $1 in
         "") printf '%s\n' "$g"; return ;;
         migrate) printf '%s' "--status --print" ;;
@@ -91,15 +92,16 @@ _queuectl_options() {
         extend) printf '%s' "--token --lease" ;;
         release) printf '%s' "--token" ;;
         work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --poll-interval" ;;
-        list) printf '%s' "--status --limit --after" ;;
-        leases) printf '%s' "--expired --expiring-within --older-than --worker --limit" ;;
+        list) printf '%s' "--status --limit --after --newest-first --before" ;;
+        leases) printf '%s' "--expired --unleased --expiring-within --older-than --worker --limit" ;;
         groups) printf '%s' "--blocked --limit" ;;
-        retry) printf '%s' "--status --older-than" ;;
+        retry) printf '%s' "--queue --status --older-than" ;;
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         queue) printf '%s' "--strict-groups" ;;
-        reap) printf '%s' "--batch --dry-run --no-lock" ;;
-        lock) printf '%s' "--wait" ;;
+        reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
+        lock) printf '%s' "--wait --print-key" ;;
+        bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
     esac
     # Global options are accepted after the subcommand too.
     printf ' %s\n' "$g"
@@ -177,10 +179,11 @@ _queuectl() {
             -o | --output)
                 list="table json ndjson prometheus"
                 ;;
-            --status)
+            --status | --strategy)
                 case $cmd in
                     retry) list="failed canceled" ;;
                     purge) list="done failed canceled" ;;
+                    bench) list="naive for-update skip-locked claim" ;;
                     *) list="ready processing done failed canceled" ;;
                 esac
                 # Comma lists: complete the last element.
@@ -195,6 +198,16 @@ _queuectl() {
                 ;;
             --strict-groups)
                 list="on off"
+                ;;
+            --queue)
+                list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
+                ;;
+            --field)
+                list="id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at"
+                # Comma lists: complete the last element.
+                if [[ $cur == *,* ]]; then
+                    listprefix=${cur%,*}, cur=${cur##*,}
+                fi
                 ;;
             --db)
                 list="postgresql:// mysql:// sqlite:///"
@@ -223,10 +236,10 @@ _queuectl() {
         list=$(_queuectl_options "$cmd")
         [[ -n $cmd && ($cmd == work || $cmd == lock) ]] && list+=" --"
     elif [[ -z $cmd ]]; then
-        list="migrate enqueue claim ack fail extend release work show list stats leases groups retry cancel purge pause resume queue reap lock"
+        list="migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge pause resume queue reap lock"
     else
         case $cmd in
-            enqueue | claim | work | list | leases | groups | retry | purge | pause | resume | queue | reap | stats)
+            enqueue | claim | work | list | leases | groups | purge | pause | resume | queue | reap | stats)
                 if ((npos == 0)) || [[ $cmd == stats ]]; then
                     list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
                     if [[ $cmd == stats ]] && ((npos > 0)); then

@@ -10,7 +10,7 @@
 
 # Options that take a value, for command $argv[1] (global ones included).
 function __queuectl_valued
-    set -l v --db --db-password-file -o --output --max-payload
+    set -l v --db --db-password-file -o --output --field --max-payload
     switch "$argv[1]"
         case enqueue
             set -a v --priority --delay --run-at --max-attempts --dedupe-key --group-key --from
@@ -27,21 +27,23 @@ function __queuectl_valued
         case work
             set -a v --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval
         case list
-            set -a v --status --limit --after
+            set -a v --status --limit --after --before
         case leases
             set -a v --expiring-within --older-than --worker --limit
         case groups
             set -a v --limit
         case retry
-            set -a v --status --older-than
+            set -a v --queue --status --older-than
         case purge
             set -a v --older-than --status --batch
         case queue
             set -a v --strict-groups
         case reap
-            set -a v --batch
+            set -a v --batch --older-than
         case lock
             set -a v --wait
+        case bench
+            set -a v --strategy --clients --jobs --batch --work --duration
     end
     printf '%s\n' $v
 end
@@ -100,7 +102,7 @@ function __queuectl_wants_queue
     switch $s[1]
         case stats
             return 0
-        case enqueue claim work list leases groups retry purge pause resume queue reap
+        case enqueue claim work list leases groups purge pause resume queue reap
             test $s[2] -eq 0
         case '*'
             return 1
@@ -185,6 +187,7 @@ complete -c queuectl -l db-password-file -r -F -d 'Read the database password fr
 complete -c queuectl -s o -l output -x -a 'table json ndjson prometheus' -d 'Output format'
 complete -c queuectl -s q -l quiet -d 'Print only data; no diagnostics'
 complete -c queuectl -s v -l verbose -d 'More diagnostics on stderr'
+complete -c queuectl -l field -x -a 'id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at' -d 'Print only these fields of each job, tab-separated'
 complete -c queuectl -l max-payload -x -d 'Largest payload accepted, in bytes'
 complete -c queuectl -n __fish_use_subcommand -l version -d 'Print the version and exit'
 
@@ -199,10 +202,11 @@ complete -c queuectl -n $needs_command -a extend -d 'Push a live lease to now + 
 complete -c queuectl -n $needs_command -a release -d 'Give a claimed job back: ready now, attempt returned'
 complete -c queuectl -n $needs_command -a work -d 'Run a command once per job, as a queue worker'
 complete -c queuectl -n $needs_command -a show -d 'Show one job with every column'
-complete -c queuectl -n $needs_command -a list -d 'List jobs, oldest id first, a page at a time'
+complete -c queuectl -n $needs_command -a list -d 'List jobs, oldest (or newest) first, a page at a time'
 complete -c queuectl -n $needs_command -a stats -d 'Per-queue counts: ready, scheduled, processing, ...'
 complete -c queuectl -n $needs_command -a leases -d 'Show processing jobs, their workers and time left'
 complete -c queuectl -n $needs_command -a groups -d 'Ordered groups that are busy or blocked, with their heads'
+complete -c queuectl -n $needs_command -a bench -d 'Compare ways of taking jobs with several clients, in scratch tables'
 complete -c queuectl -n $needs_command -a retry -d 'Put failed or canceled jobs back to ready'
 complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready or failed jobs (processing ones with --force)'
 complete -c queuectl -n $needs_command -a purge -d 'Delete finished jobs older than a cutoff'
@@ -260,18 +264,22 @@ complete -c queuectl -n '__fish_seen_subcommand_from work' -l poll-interval -x -
 complete -c queuectl -n '__fish_seen_subcommand_from list' -l status -x -a '(__queuectl_statuses)' -d 'Only these statuses'
 complete -c queuectl -n '__fish_seen_subcommand_from list' -l limit -x -d 'Jobs per page (default 100)'
 complete -c queuectl -n '__fish_seen_subcommand_from list' -l after -x -d 'Start after this job id (keyset paging)'
+complete -c queuectl -n '__fish_seen_subcommand_from list' -l newest-first -d 'Newest job first (highest id)'
+complete -c queuectl -n '__fish_seen_subcommand_from list' -l before -x -d 'With --newest-first: start before this job id'
 # leases
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expired -d 'Only leases that have already expired'
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l unleased -d 'Only processing jobs without a lease (lock_until NULL)'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expiring-within -x -d 'Only leases ending within DUR'
-complete -c queuectl -n '__fish_seen_subcommand_from leases' -l older-than -x -d 'Only leases taken more than DUR ago'
+complete -c queuectl -n '__fish_seen_subcommand_from leases' -l older-than -x -d 'Only jobs in processing for more than DUR'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l worker -x -d 'Only leases held by this worker'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l limit -x -d 'At most N leases (default 1000)'
 # groups
 complete -c queuectl -n '__fish_seen_subcommand_from groups' -l blocked -d 'Only groups blocked by a failed head (strict mode)'
 complete -c queuectl -n '__fish_seen_subcommand_from groups' -l limit -x -d 'At most N groups (default 100)'
 # retry
-complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With QUEUE: failed (default) and/or canceled'
-complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With QUEUE: only jobs finished over DUR ago'
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l queue -x -a '(__queuectl_queues)' -d 'Every failed job of this queue, instead of ids'
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With --queue: failed (default) and/or canceled'
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With --queue: only jobs finished over DUR ago'
 # cancel
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l force -d 'Also cancel processing jobs'
 # purge
@@ -285,5 +293,15 @@ complete -c queuectl -n '__fish_seen_subcommand_from queue' -l strict-groups -x 
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l dry-run -d 'Show what would happen; change nothing'
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l no-lock -d 'Do not take the queuectl:reap named lock'
+complete -c queuectl -n '__fish_seen_subcommand_from reap' -l unleased -d 'Return processing jobs without a lease instead (needs --older-than)'
+complete -c queuectl -n '__fish_seen_subcommand_from reap' -l older-than -x -d 'With --unleased: only jobs in processing for more than DUR'
 # lock
 complete -c queuectl -n '__fish_seen_subcommand_from lock' -l wait -x -d 'Wait up to DUR for the lock (default: do not wait)'
+complete -c queuectl -n '__fish_seen_subcommand_from lock' -l print-key -d 'Print the key the database locks for the name; take nothing'
+# bench
+complete -c queuectl -n '__fish_seen_subcommand_from bench' -l strategy -x -a 'naive for-update skip-locked claim' -d 'Comma list of naive, for-update, skip-locked, claim (default all)'
+complete -c queuectl -n '__fish_seen_subcommand_from bench' -l clients -x -d 'Clients at once, each its own connection (4)'
+complete -c queuectl -n '__fish_seen_subcommand_from bench' -l jobs -x -d 'Jobs per strategy (200)'
+complete -c queuectl -n '__fish_seen_subcommand_from bench' -l batch -x -d 'Jobs per claim (1)'
+complete -c queuectl -n '__fish_seen_subcommand_from bench' -l work -x -d 'Simulated work per job, a sleep (20ms; 0 for none)'
+complete -c queuectl -n '__fish_seen_subcommand_from bench' -l duration -x -d 'Longest run per strategy (60s)'

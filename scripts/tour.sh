@@ -17,10 +17,9 @@ step migrate
 step enqueue emails '{"to":"ada@example.com","subject":"hello"}' --priority 10
 step enqueue emails '{"to":"grace@example.com"}' --dedupe-key welcome-grace
 step enqueue reports '{"month":"2026-11"}' --delay 1h
-claimed=$("$q" claim emails --lease 2m -o json)
-printf '\n$ queuectl claim emails --lease 2m -o json\n%s\n' "$claimed"
-id=$(printf '%s' "$claimed" | sed -n 's/^ *"id": \([0-9]*\),$/\1/p' | head -n1)
-token=$(printf '%s' "$claimed" | sed -n 's/^ *"lock_token": "\([^"]*\)",$/\1/p' | head -n1)
+claimed=$("$q" claim emails --lease 2m --field id,lock_token)
+printf '\n$ queuectl claim emails --lease 2m --field id,lock_token\n%s\n' "$claimed"
+read -r id token <<<"$claimed"
 step ack "$id" --token "$token" --result '{"sent":true}'
 step stats
 printf '\nThe tour used %s/queuectl/queue.db.\n' "$XDG_DATA_HOME"

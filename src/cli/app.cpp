@@ -25,6 +25,32 @@ constexpr const char* kFooter =
     "  5 lock busy, 75 temporary (database unreachable or contention).\n"
     "Run `queuectl COMMAND --help` for a command's options and examples.";
 
+// CLI11's message for a parse error, said for people: which option or argument, what was
+// wrong with it, and the help to read (the command's own when one was given).
+std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
+  std::string what = e.what();
+  const std::string convert = "Could not convert: ";
+  if (what.rfind(convert, 0) == 0) {  // "Could not convert: --limit = abc"
+    const std::string rest = what.substr(convert.size());
+    const std::size_t eq = rest.find(" = ");
+    if (eq != std::string::npos)
+      what = rest.substr(0, eq) + ": '" + rest.substr(eq + 3) + "' is not a whole number";
+  }
+  const std::string unexpected = "The following argument was not expected: ";
+  const std::string unexpected_many = "The following arguments were not expected: ";
+  if (what.rfind(unexpected, 0) == 0)
+    what = "unexpected argument '" + what.substr(unexpected.size()) + "'";
+  else if (what.rfind(unexpected_many, 0) == 0)
+    what = "unexpected arguments: " + what.substr(unexpected_many.size());
+  if (what == "A subcommand is required") what = "no command given";
+  if (what.size() > 12 && what.compare(what.size() - 12, 12, " is required") == 0)
+    what = what.substr(0, what.size() - 12) + " is missing";
+  std::string help = "queuectl --help";
+  const auto chosen = app.get_subcommands();
+  if (!chosen.empty()) help = "queuectl " + chosen.front()->get_name() + " --help";
+  return "queuectl: error: " + what + " (see " + help + ")";
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -44,12 +70,26 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
                  "Output: table (default), json, ndjson; prometheus for stats")
       ->check(CLI::IsMember({"table", "json", "ndjson", "prometheus"}));
   app.add_flag("-q,--quiet", ctx.options.quiet, "Print only data; no diagnostics");
+  // Checked while parsing, so that a mistyped field stops `claim` before it takes a job.
+  app.add_option("--field", ctx.options.fields,
+                 "Print only these fields of each job, tab-separated (e.g. id,lock_token)")
+      ->delimiter(',')
+      ->type_name("NAME[,NAME...]")
+      ->check(CLI::IsMember({"id", "queue", "status", "priority", "run_at", "attempts",
+                             "max_attempts", "payload", "result", "last_error", "locked_by",
+                             "lock_token", "locked_at", "lock_until", "dedupe_key", "group_key",
+                             "created_at", "updated_at", "finished_at"}));
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
                  "Largest payload accepted, in bytes (default 1048576)")
       ->type_name("BYTES")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1073741824}));
   register_commands(app, ctx);
+  // Bare `queuectl`: the overview, as git and kubectl print it.
+  if (argc <= 1) {
+    out << app.help();
+    return 0;
+  }
   try {
     app.parse(argc, argv);
     return 0;
@@ -71,7 +111,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
           << "' (see queuectl --help for the list)\n";
       return static_cast<int>(ExitCode::usage);
     }
-    err << "queuectl: error: " << e.what() << " (see queuectl --help)\n";
+    err << parse_error_line(app, e) << "\n";
     return static_cast<int>(ExitCode::usage);
   } catch (const CommandExit& e) {
     return e.code();

@@ -40,7 +40,24 @@ std::unique_ptr<Database> Context::take_migrated_db() {
 }
 
 void Context::print(const Output& out) const {
+  if (!options.fields.empty()) {
+    print_fields(*this->out, out, options.fields);
+    return;
+  }
+  if (options.quiet && format() == Format::table) {
+    if (out.report) return;
+    if (out.table && out.table->rows.empty()) {
+      for (const auto& line : out.lines) *this->out << line << "\n";
+      this->out->flush();
+      return;
+    }
+  }
   print_output(*this->out, out, format());
+}
+
+void Context::print_report(Output out) const {
+  out.report = true;
+  print(out);
 }
 
 void Context::note(const std::string& line) const {

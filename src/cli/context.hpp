@@ -20,6 +20,8 @@ struct GlobalOptions {
   bool quiet = false;
   int verbose = 0;
   std::size_t max_payload = kDefaultMaxPayload;
+  // --field: print these fields of each job, tab-separated, a line a job (no header).
+  std::vector<std::string> fields;
 };
 
 class Context {
@@ -42,7 +44,10 @@ class Context {
   std::unique_ptr<Database> take_migrated_db();
 
   // Prints a command's result on stdout in the chosen format.
+  // With -q and the table view, data only: nothing for a report, no header for no rows.
   void print(const Output& out) const;
+  // Prints `out` as a report of what was done (Output::report).
+  void print_report(Output out) const;
   // A diagnostic line on stderr, silenced by -q.
   void note(const std::string& line) const;
   // A diagnostic line on stderr shown only with -v.

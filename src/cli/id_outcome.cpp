@@ -24,19 +24,20 @@ void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& v
   for (auto id : outcome.changed) ids += (ids.empty() ? "" : " ") + std::to_string(id);
   out.lines.push_back(verb + " " + std::to_string(outcome.changed.size()) + " job(s)" +
                       (ids.empty() ? "" : ": " + ids));
-  ctx.print(out);
+  ctx.print_report(out);
+  // One error line names every id that was not changed: those in another state (exit 1),
+  // then those that do not exist (exit 4 when they are the only ones).
+  std::string missing;
+  for (auto id : outcome.not_found) missing += (missing.empty() ? "" : ", ") + std::to_string(id);
   if (!outcome.skipped.empty()) {
     std::string list;
     for (const auto& [id, status] : outcome.skipped)
       list += (list.empty() ? "" : ", ") + std::to_string(id) + " (" +
               std::string(status_name(status)) + ")";
-    throw Error("not " + verb + ": " + list + "; " + hint);
+    throw Error("not " + verb + ": " + list + "; " + hint +
+                (missing.empty() ? "" : "; no such job: " + missing));
   }
-  if (!outcome.not_found.empty()) {
-    std::string list;
-    for (auto id : outcome.not_found) list += (list.empty() ? "" : ", ") + std::to_string(id);
-    throw NotFound("no such job: " + list);
-  }
+  if (!outcome.not_found.empty()) throw NotFound("no such job: " + missing);
 }
 
 }  // namespace queuectl

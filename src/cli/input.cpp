@@ -36,6 +36,52 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
+namespace {
+
+// The top-level elements of a JSON array, each as its text, split at the commas outside
+// strings at depth 1. The array is checked first, so the text is known to be valid.
+std::vector<std::string> array_elements(const std::string& text) {
+  if (json_depth(text) > kMaxJsonDepth + 2)
+    throw UsageError("input: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  nlohmann::ordered_json doc;
+  if (!compact_json(text, kMaxJsonDepth + 2, &doc).valid || !doc.is_array())
+    throw UsageError("input starts with '[' but is not a JSON array");
+  std::vector<std::string> out;
+  JsonStringTracker strings;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (strings.in_string(c)) continue;
+    if (c == '[' || c == '{') {
+      if (++depth == 1) start = i + 1;
+    } else if ((c == ']' || c == '}') && --depth == 0) {
+      if (text.find_first_not_of(" \t\r\n", start) < i)
+        out.push_back(text.substr(start, i - start));
+    } else if (c == ',' && depth == 1) {
+      out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+InputRecords read_records(const std::string& path) {
+  const std::string text = read_input(path);
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') return {array_elements(text), "element"};
+  InputRecords out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    out.items.push_back(line);
+  }
+  return out;
+}
+
 std::string default_worker_id() {
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");

@@ -47,6 +47,13 @@ class LineObject {
 // object", or nested too deeply for its values to stay within kMaxJsonDepth) before any
 // recursive parser or printer sees it.
 LineObject parse_line_object(const std::string& line);
+// What `--from` reads: NDJSON, one object a line, or one JSON array of objects (what
+// `claim -o json` prints), whose elements then take the place of the lines.
+struct InputRecords {
+  std::vector<std::string> items;  // each line, or each element's text as written
+  const char* unit = "line";       // "line" or "element", for messages
+};
+InputRecords read_records(const std::string& path);
 // "host:pid", the default worker identity.
 std::string default_worker_id();
 // An optional duration option: empty text means `fallback`.

@@ -115,6 +115,39 @@ std::string render_table(const Table& table) {
   return out;
 }
 
+void print_fields(std::ostream& stream, const Output& out, const std::vector<std::string>& fields) {
+  const nlohmann::ordered_json& all = out.items ? *out.items : out.document;
+  auto print_one = [&](const nlohmann::ordered_json& element) {
+    std::string line;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i) line += '\t';
+      if (!element.is_object() || !element.contains(fields[i])) continue;
+      const auto& v = element.at(fields[i]);
+      if (v.is_null()) continue;
+      if (!v.is_string() || is_raw_json(v)) {
+        line += dump_json(v);
+        continue;
+      }
+      for (char c : v.get<std::string>()) {
+        if (c == '\t')
+          line += "\\t";
+        else if (c == '\n')
+          line += "\\n";
+        else if (c == '\\')
+          line += "\\\\";
+        else
+          line += c;
+      }
+    }
+    stream << line << "\n";
+  };
+  if (all.is_array())
+    for (const auto& element : all) print_one(element);
+  else if (!all.is_null())
+    print_one(all);
+  stream.flush();
+}
+
 void print_output(std::ostream& stream, const Output& out, Format format) {
   switch (format) {
     case Format::json:

@@ -27,6 +27,9 @@ struct Output {
   std::optional<Table> table;                   // -o table
   std::vector<std::string> lines;               // -o table: plain lines after the table
   std::optional<std::string> prometheus;        // -o prometheus, where the command supports it
+  // -o table: a report of what was done (acked, paused, the job as extend left it), not
+  // data asked for: -q prints none of it.
+  bool report = false;
 };
 
 // A JSON value printed exactly as `compact_text` (compact, valid JSON): for a stored payload
@@ -41,6 +44,11 @@ std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
 
 // Writes `out` in `format` to `stream`. Throws UsageError when the command has no such view.
 void print_output(std::ostream& stream, const Output& out, Format format);
+
+// --field: the named fields of each element of `out` (its items, else its document's elements,
+// else the document itself), tab-separated, one line each: strings as they are (tabs and
+// line ends escaped as \t, \n), null as nothing, anything else as JSON.
+void print_fields(std::ostream& stream, const Output& out, const std::vector<std::string>& fields);
 
 // Renders a table with aligned columns.
 std::string render_table(const Table& table);

@@ -116,8 +116,8 @@ Output jobs_view(const std::vector<Job>& jobs) {
 Output stats_view(const std::vector<QueueStats>& stats) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  Table t{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "DONE", "FAILED", "CANCELED",
-           "PAUSED", "STRICT", "OLDEST_READY"},
+  Table t{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
+           "CANCELED", "PAUSED", "STRICT", "OLDEST_READY"},
           {}};
   for (const QueueStats& s : stats) {
     nlohmann::ordered_json age = s.oldest_ready_age_seconds
@@ -128,6 +128,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                             {"scheduled", s.scheduled},
                             {"processing", s.processing},
                             {"expired_leases", s.expired},
+                            {"unleased", s.unleased},
                             {"done", s.done},
                             {"failed", s.failed},
                             {"canceled", s.canceled},
@@ -139,8 +140,9 @@ Output stats_view(const std::vector<QueueStats>& stats) {
       std::snprintf(age_text, sizeof age_text, "%.1fs", *s.oldest_ready_age_seconds);
     t.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
                       std::to_string(s.processing), std::to_string(s.expired),
-                      std::to_string(s.done), std::to_string(s.failed), std::to_string(s.canceled),
-                      s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no", age_text});
+                      std::to_string(s.unleased), std::to_string(s.done), std::to_string(s.failed),
+                      std::to_string(s.canceled), s.paused ? "yes" : "no",
+                      s.strict_groups ? "yes" : "no", age_text});
   }
   out.items = out.document;
   out.table = t;

@@ -156,6 +156,9 @@ void check_param_value(Backend backend, const std::string& key, const std::strin
         !is_soci_uint(value))
       throw bad_url("query parameter '" + key +
                     "' must be a whole number of seconds from 1 to 4294967295" + shown);
+    // SOCI reads these two as 1 (on) or 0 (off) and refuses anything else as malformed.
+    if ((key == "local_infile" || key == "reconnect") && value != "0" && value != "1")
+      throw bad_url("query parameter '" + key + "' must be 0 or 1" + shown);
     return;
   }
   static const std::set<std::string> kIntegers = {"connect_timeout",  "keepalives",
@@ -224,31 +227,18 @@ DbUrl DbUrl::parse(std::string_view text) {
   parse_server_url(rest, url);
   // Only parameters the driver understands: a typo must not reach it as a connection
   // error that looks temporary.
-  static const std::set<std::string> kPostgresParams = {"host",
-                                                        "hostaddr",
-                                                        "sslmode",
-                                                        "sslcert",
-                                                        "sslkey",
-                                                        "sslrootcert",
-                                                        "sslcrl",
-                                                        "sslpassword",
-                                                        "password",
-                                                        "connect_timeout",
-                                                        "application_name",
-                                                        "options",
-                                                        "target_session_attrs",
-                                                        "keepalives",
-                                                        "keepalives_idle",
-                                                        "keepalives_interval",
-                                                        "keepalives_count",
-                                                        "tcp_user_timeout",
-                                                        "channel_binding",
-                                                        "gssencmode",
-                                                        "passfile",
-                                                        "service"};
+  // PostgreSQL: every keyword libpq knows, except those the URL itself carries (user, port
+  // and dbname: two places for one setting, and which one wins is libpq's accident) and
+  // replication (queuectl is not a replication client).
+  static const std::set<std::string> kPostgresParams = [] {
+    std::set<std::string> keys = libpq_keywords();
+    for (const char* own : {"user", "port", "dbname", "replication"}) keys.erase(own);
+    return keys;
+  }();
+  // MySQL: SOCI's MySQL backend's own options (socket is its unix_socket).
   static const std::set<std::string> kMysqlParams = {
-      "socket",  "password",        "sslca",        "sslcert",      "sslkey",
-      "charset", "connect_timeout", "read_timeout", "write_timeout"};
+      "socket",       "password",  "sslca",        "sslcert",       "sslkey",         "charset",
+      "local_infile", "reconnect", "read_timeout", "write_timeout", "connect_timeout"};
   const auto& known = url.backend == Backend::postgresql ? kPostgresParams : kMysqlParams;
   for (const auto& [key, value] : url.params) {
     (void)value;

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,10 @@ struct UrlSources {
   std::string password_file;
 };
 DbUrl resolve_db_url(const UrlSources& sources);
+
+// Every connection keyword of the libpq queuectl runs with (PQconndefaults), which
+// postgresql:// URLs accept as query parameters (src/db/dialects/pg_keywords.cpp).
+std::set<std::string> libpq_keywords();
 
 // $XDG_DATA_HOME/queuectl/queue.db, or ~/.local/share/queuectl/queue.db.
 std::string default_sqlite_path();

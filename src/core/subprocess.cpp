@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/errors.hpp"
@@ -138,6 +140,34 @@ void set_disposition(int sig, void (*handler)(int)) {
   (void)!write(plan.status, &error, sizeof error);
   _exit(127);
 }
+
+// A regular file this process may execute.
+bool runnable(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::string Subprocess::why_not_runnable(const std::string& file) {
+  if (file.empty()) return "is empty";
+  if (file.find('/') != std::string::npos) {
+    if (access(file.c_str(), F_OK) != 0) return "does not exist";
+    return runnable(file) ? "" : "is not an executable file";
+  }
+  const char* env_path = std::getenv("PATH");
+  const std::string path = env_path ? env_path : "/bin:/usr/bin";
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end > start ? path.substr(start, end - start) : ".";
+    if (runnable(dir + "/" + file)) return "";
+    start = end + 1;
+  }
+  return "is not found in PATH";
+}
+
+namespace {
 
 // A close-on-exec pipe whose ends are both above descriptor 2, so that setting up the
 // child's stdio with dup2 never closes one of them (queuectl may run with stdio closed).

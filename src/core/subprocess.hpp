@@ -51,6 +51,9 @@ class Subprocess {
   // ended with 127 when start returns, and exec_error() says why. Throws Error when no
   // process can be made (out of processes or descriptors).
   static std::unique_ptr<Subprocess> start(Options options);
+  // Why `file` (argv[0]) could not be run from this environment: searched in PATH as start
+  // searches it when it has no slash, else taken as a path. Empty when it can be run.
+  static std::string why_not_runnable(const std::string& file);
   // Kills the process group and reaps the command, unless it was reaped already.
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;

@@ -31,8 +31,16 @@ std::string parse_time_to_utc(std::string_view text) {
       tm.tm_sec > 60)
     throw bad();
   int day = tm.tm_mday, month = tm.tm_mon;
+  const std::tm fields = tm;
   std::time_t t = timegm(&tm);
   if (t == -1 || tm.tm_mday != day || tm.tm_mon != month) throw bad();  // e.g. Feb 30
+  // No offset: the local time of TZ, as date(1) reads it (not UTC whatever TZ says).
+  if (!m[8].matched) {
+    std::tm local = fields;
+    local.tm_isdst = -1;  // daylight saving time as it applies on that date
+    t = std::mktime(&local);
+    if (t == -1) throw bad();
+  }
   if (m[8].matched && m[8] != "Z" && m[8] != "z") {
     std::string off = m[8];
     int sign = off[0] == '-' ? -1 : 1;

@@ -6,8 +6,9 @@
 
 namespace queuectl {
 
-// Parses RFC 3339 ("2026-11-22T10:00:00Z", "...+09:00", fractions allowed) or
-// "YYYY-MM-DD HH:MM[:SS]" taken as UTC. Returns "YYYY-MM-DD HH:MM:SS.ffffff" in UTC.
+// Parses RFC 3339 ("2026-11-22T10:00:00Z", "...+09:00", fractions allowed); a time with
+// no offset ("2026-11-22 10:00[:SS]") is local time in the zone TZ names, as date(1) reads
+// it. Returns "YYYY-MM-DD HH:MM:SS.ffffff" in UTC.
 // Throws UsageError naming the text.
 std::string parse_time_to_utc(std::string_view text);
 

@@ -74,6 +74,10 @@ Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.back
   }
 }
 
+Database::Database(const DbUrl& url, Statements statements) : Database(url) {
+  statements_ = std::move(statements);
+}
+
 std::string Database::access_hint() const {
   if (url_.backend == Backend::sqlite) return "check the file's path and permissions";
   if (url_.password_origin.empty())

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <soci/soci.h>
@@ -20,10 +21,13 @@ class Database {
   // against a server without SSL), a session the server refuses to set up. For SQLite
   // files the parent folder is created on first use.
   explicit Database(const DbUrl& url);
+  // Connects as above, but runs `statements` instead of the dialect's own: how `bench`
+  // points queuectl's claim and ack at a scratch copy of the schema (src/bench/scratch.hpp).
+  Database(const DbUrl& url, Statements statements);
 
   soci::session& session() { return session_; }
   const Dialect& dialect() const { return *dialect_; }
-  const Statements& sql() const { return dialect_->sql(); }
+  const Statements& sql() const { return statements_ ? *statements_ : dialect_->sql(); }
   const DbUrl& url() const { return url_; }
 
   // Runs `work` in one write transaction, committing at the end. Contention
@@ -58,6 +62,7 @@ class Database {
 
   DbUrl url_;
   std::unique_ptr<Dialect> dialect_;
+  std::optional<Statements> statements_;  // set: used instead of dialect_->sql()
   soci::session session_;
 };
 

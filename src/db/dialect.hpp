@@ -78,16 +78,22 @@ struct Statements {
 
   // Listing: :queue (NULL for all) :status_mask (bit per status) :after :limit.
   std::string list_jobs;
+  // The same, newest first: id < :before (instead of :after), in descending id order.
+  std::string list_jobs_newest;
 
   // Stats, grouped by queue.
-  std::string stats_ready;       // -> queue, ready_now, scheduled, oldest_ready_age_seconds
-  std::string stats_processing;  // -> queue, processing, expired
-  std::string stats_finished;    // -> queue, status, count
-  std::string paused_queues;     // -> queue
+  std::string stats_ready;  // -> queue, ready_now, scheduled, oldest_ready_age_seconds
+  // -> queue, processing, expired (lock_until < now), unleased (lock_until NULL: a row set to
+  // processing by other code without a lease, which no reaper ever returns)
+  std::string stats_processing;
+  std::string stats_finished;  // -> queue, status, count
+  std::string paused_queues;   // -> queue
 
-  // Leases: processing jobs, soonest expiry first. Job columns then seconds_left.
-  // :queue and :worker are NULL for all; lock_until < now + :within_ms (0 = expired
-  // only, huge = all); locked_at <= now - :older_ms; :limit.
+  // Leases: processing jobs, those without a lease (lock_until NULL) first, then soonest
+  // expiry first. Job columns then seconds_left (NULL without a lease). :queue and :worker
+  // are NULL for all; rows with a lease when :leased is 1 and lock_until < now + :within_ms
+  // (0 = expired only, huge = all); rows without one when :unleased is 1; in processing
+  // since (locked_at, else updated_at) at least :older_ms; :limit.
   std::string list_leases;
 
   // Reaper, one batch in one transaction: reap_pick locks up to :batch expired ids
@@ -97,6 +103,12 @@ struct Statements {
   // last_error naming the worker.
   std::string reap_pick;
   std::string reap_mark;
+  // The same for processing rows without a lease (lock_until NULL, written by other code),
+  // in processing since (locked_at, else updated_at) more than :older_ms: the pick
+  // (:queue :older_ms :batch), and the mark ({ids} :base_ms :cap_ms :older_ms), which
+  // re-checks all of that in its own WHERE.
+  std::string reap_unleased_pick;
+  std::string reap_unleased_mark;
   std::string statuses_by_ids;  // {ids} -> id, status
 
   // Operating, each ({ids}) -> the ids it changed. retry_ids: failed/canceled -> ready,
@@ -126,16 +138,21 @@ struct Statements {
   std::string list_groups;
   std::string queue_names;  // -> queue, every queue with jobs or settings
 
-  // Named locks. Server backends hold them on the session (lock_acquire returns 1 when
-  // taken: :key :token :ttl_ms); SQLite keeps a row in queuectl_locks that expires unless
-  // lock_refresh (:key :token :ttl_ms) keeps it alive. lock_release (:key :token).
-  // lock_check (servers; :key) returns 1 while this session still holds the lock: the
-  // holder runs it every few seconds, which also keeps an idle connection alive.
+  // Named locks, under the key Dialect::lock_key gives, which is what an application's own
+  // SQL uses for the same lock (README: "Sharing the table with your own SQL"). Server
+  // backends hold them on the session (lock_acquire returns 1 when taken: :key :token
+  // :ttl_ms); SQLite keeps a row in queuectl_locks that expires unless lock_refresh (:key
+  // :token :ttl_ms) keeps it alive. lock_release (:key :token). lock_check (servers; :key)
+  // returns 1 while this session still holds the lock: the holder runs it every few
+  // seconds, which also keeps an idle connection alive. lock_shown_key (:key) -> what the
+  // server locks, as text (PostgreSQL: the bigint; MySQL: the name, checked by the server
+  // without taking it), for `lock --print-key`.
   bool lock_needs_heartbeat = false;
   std::string lock_acquire;
   std::string lock_refresh;
   std::string lock_check;
   std::string lock_release;
+  std::string lock_shown_key;
 
   // Wake-ups for idle workers, where the backend can push them (PostgreSQL: LISTEN on the
   // channel the 002_notify triggers NOTIFY, with the queue name as payload). Empty: none,
@@ -215,9 +232,18 @@ class Dialect {
     (void)session;
     return {};
   }
-  // The key a named lock is taken under (PostgreSQL: a stable 64-bit hash as decimal
-  // text; MySQL: the name, hashed when over 64 characters; SQLite: the name).
-  virtual std::string lock_key(const std::string& name) const = 0;
+  // The key a named lock is taken under: the name itself on every backend, as the server's
+  // own lock function takes it (PostgreSQL's statements hash it, hashtextextended(name, 0);
+  // MySQL/MariaDB's GET_LOCK takes it as it is; SQLite's lock row is keyed by it).
+  virtual std::string lock_key(const std::string& name) const { return name; }
+  // The server refused a lock name in its lock function (MySQL 8: over 64 characters;
+  // MariaDB: over 192 bytes). No application can lock such a name, so queuectl takes
+  // lock_key_for_refused(name) instead.
+  virtual bool refuses_lock_name(const soci::soci_error& e) const {
+    (void)e;
+    return false;
+  }
+  virtual std::string lock_key_for_refused(const std::string& name) const { return name; }
 
   // job_queue as migration 1 creates it: each column's name and the type table_columns
   // reports for it. `migrate` compares a job_queue it has no record of against this.

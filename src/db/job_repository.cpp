@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <map>
 
 #include "core/errors.hpp"
@@ -372,12 +373,14 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
     int mask = 0;
     for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
     if (f.statuses.empty()) mask = 0x1f;
-    long long after = f.after;
+    long long bound =
+        f.newest_first && f.after == 0 ? std::numeric_limits<long long>::max() : f.after;
     int limit = f.limit;
-    jobs = fetch_jobs(db_.session(), db_.sql().list_jobs, [&](soci::statement& st) {
+    const std::string& sql = f.newest_first ? db_.sql().list_jobs_newest : db_.sql().list_jobs;
+    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
       st.exchange(use(queue, queue_ind, "queue"));
       st.exchange(use(mask, "status_mask"));
-      st.exchange(use(after, "after"));
+      st.exchange(use(bound, f.newest_first ? "before" : "after"));
       st.exchange(use(limit, "limit"));
     });
   });
@@ -409,12 +412,15 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       qs.scheduled = b_ind == soci::i_null ? 0 : b;
       if (age_ind != soci::i_null) qs.oldest_ready_age_seconds = std::max(0.0, age);
     }
+    long long c = 0;
+    soci::indicator c_ind = soci::i_null;
     soci::statement processing = (s.prepare << q.stats_processing, soci::into(name),
-                                  soci::into(a, a_ind), soci::into(b, b_ind));
+                                  soci::into(a, a_ind), soci::into(b, b_ind), soci::into(c, c_ind));
     for (bool got = processing.execute(true); got; got = processing.fetch()) {
       QueueStats& qs = entry(name);
       qs.processing = a;
       qs.expired = b_ind == soci::i_null ? 0 : b;
+      qs.unleased = c_ind == soci::i_null ? 0 : c;
     }
     int status = 0;
     soci::statement finished =

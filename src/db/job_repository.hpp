@@ -61,6 +61,7 @@ struct ListFilter {
   std::optional<std::string> queue;
   std::vector<Status> statuses;  // empty: all
   std::int64_t after = 0;
+  bool newest_first = false;  // then `after` is an upper bound (0: none), ids descending
   int limit = 100;
 };
 
@@ -70,6 +71,9 @@ struct QueueStats {
   std::int64_t scheduled = 0;  // ready with a future run_at
   std::int64_t processing = 0;
   std::int64_t expired = 0;  // processing with a lapsed lease
+  // Processing without a lease (lock_until NULL, set by other code): no reaper returns
+  // these by themselves (`reap --unleased --older-than DUR` does). Counted in processing too.
+  std::int64_t unleased = 0;
   std::int64_t done = 0;
   std::int64_t failed = 0;
   std::int64_t canceled = 0;

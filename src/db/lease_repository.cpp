@@ -20,24 +20,30 @@ std::vector<Lease> LeaseRepository::leases(const LeaseFilter& f) {
     std::string queue = f.queue.value_or(""), worker = f.worker.value_or("");
     soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
     soci::indicator worker_ind = f.worker ? soci::i_ok : soci::i_null;
-    long long within_ms = f.expired_only      ? 0
-                          : f.expiring_within ? f.expiring_within->ms()
-                                              : kFarFutureMs;
+    int leased = f.kind == LeaseKind::unleased ? 0 : 1;
+    int unleased = f.kind == LeaseKind::all || f.kind == LeaseKind::unleased ? 1 : 0;
+    long long within_ms = f.kind == LeaseKind::expired    ? 0
+                          : f.kind == LeaseKind::expiring ? f.expiring_within.ms()
+                                                          : kFarFutureMs;
     long long older_ms = f.older_than ? f.older_than->ms() : 0;
     int limit = f.limit;
     double seconds_left = 0;
+    soci::indicator left_ind = soci::i_null;
     soci::statement st(db_.session());
     JobRowReader reader;
     reader.bind(st);
-    st.exchange(soci::into(seconds_left));
+    st.exchange(soci::into(seconds_left, left_ind));
     st.exchange(use(queue, queue_ind, "queue"));
     st.exchange(use(worker, worker_ind, "worker"));
+    st.exchange(use(leased, "leased"));
     st.exchange(use(within_ms, "within_ms"));
+    st.exchange(use(unleased, "unleased"));
     st.exchange(use(older_ms, "older_ms"));
     st.exchange(use(limit, "limit"));
     prepare_once(st, db_.sql().list_leases);
     for (bool got = st.execute(true); got; got = st.fetch())
-      out.push_back({reader.job(), seconds_left});
+      out.push_back({reader.job(), left_ind == soci::i_null ? std::nullopt
+                                                            : std::optional<double>(seconds_left)});
   });
   return out;
 }
@@ -48,7 +54,10 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
   if (o.dry_run == DryRun::yes) {
     LeaseFilter f;
     f.queue = o.queue;
-    f.expired_only = true;
+    f.kind = o.unleased_older_than ? LeaseKind::unleased : LeaseKind::expired;
+    // "More than DUR ago", as the mark's own check; the listing's is "at least".
+    if (o.unleased_older_than)
+      f.older_than = Duration(std::chrono::milliseconds(o.unleased_older_than->ms() + 1));
     f.limit = 1000000;
     for (const Lease& l : leases(f))
       (l.job.attempts >= l.job.max_attempts ? result.failed : result.requeued).push_back(l.job.id);
@@ -56,6 +65,8 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
     return result;
   }
   const Statements& q = db_.sql();
+  const bool unleased = o.unleased_older_than.has_value();
+  long long older_ms = unleased ? o.unleased_older_than->ms() : 0;
   while (true) {
     std::vector<std::int64_t> requeued, failed;
     std::size_t picked_count = 0;
@@ -66,10 +77,12 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       std::string queue = o.queue.value_or("");
       soci::indicator queue_ind = o.queue ? soci::i_ok : soci::i_null;
       int batch = o.batch;
-      std::vector<long long> ids = fetch_ids(s, q.reap_pick, [&](soci::statement& st) {
-        st.exchange(use(queue, queue_ind, "queue"));
-        st.exchange(use(batch, "batch"));
-      });
+      std::vector<long long> ids =
+          fetch_ids(s, unleased ? q.reap_unleased_pick : q.reap_pick, [&](soci::statement& st) {
+            st.exchange(use(queue, queue_ind, "queue"));
+            if (unleased) st.exchange(use(older_ms, "older_ms"));
+            st.exchange(use(batch, "batch"));
+          });
       picked_count = ids.size();
       if (ids.empty()) return;
       // The jitter is drawn by the statement, per row.
@@ -78,7 +91,8 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       bind_ids(mark, ids);
       mark.exchange(use(base_ms, "base_ms"));
       mark.exchange(use(cap_ms, "cap_ms"));
-      prepare_once(mark, expand_ids(q.reap_mark, ids.size()));
+      if (unleased) mark.exchange(use(older_ms, "older_ms"));
+      prepare_once(mark, expand_ids(unleased ? q.reap_unleased_mark : q.reap_mark, ids.size()));
       mark.execute(true);
       // Read back inside the transaction: the rows we changed are still ours.
       long long id = 0;

@@ -1,5 +1,6 @@
 // Leases of processing jobs: who holds what until when, and the reaper that returns
-// jobs whose workers died.
+// jobs whose workers died. A processing row without a lease (lock_until NULL: set to
+// processing by other code) is shown too, and returned only when asked, by its age.
 #pragma once
 
 #include <cstdint>
@@ -17,22 +18,32 @@ namespace queuectl {
 
 enum class DryRun { no, yes };
 
+// Which processing rows: with a lease (all, expired, or expiring soon) and without one.
+enum class LeaseKind { all, expired, expiring, unleased };
+
 struct LeaseFilter {
   std::optional<std::string> queue;
   std::optional<std::string> worker;
-  bool expired_only = false;
-  std::optional<Duration> expiring_within;  // lock_until < now + this
-  std::optional<Duration> older_than;       // locked_at <= now - this
+  // all: every processing row, leased or not; expired: lock_until < now; expiring:
+  // lock_until < now + expiring_within; unleased: lock_until NULL.
+  LeaseKind kind = LeaseKind::all;
+  Duration expiring_within;
+  // In processing for at least this long: locked_at <= now - this (updated_at when
+  // locked_at is NULL, as other code may leave it).
+  std::optional<Duration> older_than;
   int limit = 1000;
 };
 
 struct Lease {
   Job job;
-  double seconds_left = 0;  // negative once expired
+  std::optional<double> seconds_left;  // negative once expired; none without a lease
 };
 
 struct ReapOptions {
   std::optional<std::string> queue;
+  // Unset: expired leases. Set: processing rows without a lease (lock_until NULL) in
+  // processing (since locked_at, else updated_at) for more than this.
+  std::optional<Duration> unleased_older_than;
   int batch = 1000;
   DryRun dry_run = DryRun::no;
   BackoffPolicy backoff;
@@ -51,10 +62,11 @@ class LeaseRepository {
   // Processing jobs matching the filter, soonest expiry first.
   std::vector<Lease> leases(const LeaseFilter& filter);
 
-  // Returns expired leases in batches of `batch`, each batch one short transaction that
-  // re-checks status and expiry, so a job finished meanwhile is never touched. With
-  // DryRun::yes, reports what would happen and changes nothing. `progress` is called
-  // after each batch.
+  // Returns expired leases (or, with unleased_older_than, rows without a lease that old)
+  // in batches of `batch`, each batch one short transaction that re-checks status and
+  // expiry (age), so a job finished meanwhile is never touched: to ready with backoff, or
+  // to failed when out of attempts. With DryRun::yes, reports what would happen and
+  // changes nothing. `progress` is called after each batch.
   ReapResult reap(const ReapOptions& options,
                   const std::function<void(const ReapResult&)>& progress = {});
 

@@ -5,6 +5,7 @@
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
 #include "core/process.hpp"
+#include "core/validate.hpp"
 
 namespace queuectl {
 namespace {
@@ -39,28 +40,67 @@ long long run_lock_statement(Database& db, const std::string& sql, std::string k
   return st.get_affected_rows();
 }
 
+std::string refused_message(Database& db, const std::string& name) {
+  return "the database at " + db.url().redacted() + " refuses the lock name '" +
+         to_valid_utf8(name.substr(0, 40)) + (name.size() > 40 ? "...'" : "'");
+}
+
 }  // namespace
+
+std::string NamedLock::shown_key(Database& db, const std::string& name) {
+  for (const std::string& key :
+       {db.dialect().lock_key(name), db.dialect().lock_key_for_refused(name)}) {
+    std::string bound = key, text;
+    soci::indicator ind = soci::i_null;
+    bool refused = false;
+    db.retrying([&] {
+      try {
+        db.session() << db.sql().lock_shown_key, soci::into(text, ind), soci::use(bound, "key");
+      } catch (const soci::soci_error& e) {
+        if (!db.dialect().refuses_lock_name(e)) throw;
+        refused = true;
+      }
+    });
+    if (!refused) return ind == soci::i_null ? key : text;
+  }
+  throw Error(refused_message(db, name));
+}
 
 NamedLock::NamedLock(Database& db, std::string name, std::string key, std::string token)
     : db_(db), name_(std::move(name)), key_(std::move(key)), token_(std::move(token)) {
   heartbeat_ = start_helper_thread([this] { heartbeat_loop(); });
 }
 
-bool NamedLock::try_once(Database& db, const std::string& key, const std::string& token) {
+NamedLock::Try NamedLock::try_once(Database& db, const std::string& key, const std::string& token) {
   long long got = 0;
-  db.retrying([&] { got = run_lock_statement(db, db.sql().lock_acquire, key, token); });
-  return got > 0;
+  bool refused = false;
+  db.retrying([&] {
+    try {
+      got = run_lock_statement(db, db.sql().lock_acquire, key, token);
+    } catch (const soci::soci_error& e) {
+      if (!db.dialect().refuses_lock_name(e)) throw;
+      refused = true;
+    }
+  });
+  return refused ? Try::refused : got > 0 ? Try::taken : Try::busy;
 }
 
 std::unique_ptr<NamedLock> NamedLock::acquire(Database& db, const std::string& name,
                                               Duration wait) {
-  const std::string key = db.dialect().lock_key(name);
+  std::string key = db.dialect().lock_key(name);
   const std::string token = new_lock_token();
   auto deadline = std::chrono::steady_clock::now() + wait.chrono();
   int attempt = 0;
   while (true) {
-    if (try_once(db, key, token))
-      return std::unique_ptr<NamedLock>(new NamedLock(db, name, key, token));
+    const Try got = try_once(db, key, token);
+    if (got == Try::taken) return std::unique_ptr<NamedLock>(new NamedLock(db, name, key, token));
+    if (got == Try::refused) {
+      // No application can hold a name the server refuses: its stand-in is ours alone.
+      const std::string stand_in = db.dialect().lock_key_for_refused(name);
+      if (stand_in == key) throw Error(refused_message(db, name));
+      key = stand_in;
+      continue;
+    }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return nullptr;
     // Poll with a growing, jittered pause: 50ms up to 1s.

@@ -1,6 +1,9 @@
 // Database named locks that keep cron runs from overlapping: pg_try_advisory_lock on
 // PostgreSQL, GET_LOCK on MySQL/MariaDB (both held by the session, so they come free when
 // the connection dies), and on SQLite a lock row that expires unless a heartbeat keeps it.
+// Each is the lock an application's own SQL takes for the same name:
+// pg_try_advisory_lock(hashtextextended(name, 0)), GET_LOCK(name, timeout), the row
+// queuectl_locks.name = name (see Dialect::lock_key).
 #pragma once
 
 #include <atomic>
@@ -20,6 +23,10 @@ class NamedLock {
   // Tries to take `name` on `db`, which should be a connection of its own, retrying until
   // `wait` has passed. Returns nullptr when someone else still holds it.
   static std::unique_ptr<NamedLock> acquire(Database& db, const std::string& name, Duration wait);
+  // What the database locks for `name`, as text, without taking it: the bigint key on
+  // PostgreSQL; the name on MySQL/MariaDB (the stand-in key when the server refuses the
+  // name); the name on SQLite.
+  static std::string shown_key(Database& db, const std::string& name);
 
   // Releases the lock (and stops the heartbeat).
   ~NamedLock();
@@ -27,6 +34,8 @@ class NamedLock {
   NamedLock& operator=(const NamedLock&) = delete;
 
   const std::string& name() const { return name_; }
+  // The key bound to the lock statements (the name, or the stand-in for a refused one).
+  const std::string& key() const { return key_; }
   // False once the heartbeat found the lock gone: on SQLite the row expired or was taken
   // (or could not be refreshed for a whole TTL); on a server the session was lost.
   bool held() const { return held_; }
@@ -38,7 +47,9 @@ class NamedLock {
 
  private:
   NamedLock(Database& db, std::string name, std::string key, std::string token);
-  static bool try_once(Database& db, const std::string& key, const std::string& token);
+  enum class Try { taken, busy, refused };
+  static Try try_once(Database& db, const std::string& key, const std::string& token);
+
   void heartbeat_loop();
 
   Database& db_;

@@ -18,6 +18,7 @@
 #include "core/process.hpp"
 #include "core/subprocess.hpp"
 #include "core/validate.hpp"
+#include "db/admin_repository.hpp"
 #include "db/job_repository.hpp"
 #include "worker/heartbeat.hpp"
 
@@ -141,6 +142,8 @@ class Worker {
   // Queues a release of a job that was claimed but will not run.
   void give_back(const Job& job, const std::string& why);
   JobRepository& repo();
+  // A paused queue looks empty: says so once, and again if it is paused anew.
+  void note_if_paused();
   void connection_trouble(const std::exception& e);
   // Wake-ups: listen for new jobs where the backend can announce them, and read them.
   void open_listener(Clock::time_point now);
@@ -158,6 +161,7 @@ class Worker {
   bool can_listen_ = true;
   Clock::time_point listen_retry_at_ = Clock::now();
   std::unique_ptr<JobRepository> repo_;
+  bool paused_noted_ = false;
   std::unique_ptr<Heartbeat> heartbeat_;
   // Kills the process groups of running commands if the worker itself is killed.
   std::shared_ptr<GroupGuard> guard_;
@@ -258,6 +262,7 @@ void Worker::claim_more(Clock::time_point now) {
     return;
   }
   if (jobs.empty()) {
+    note_if_paused();
     if (o_.drain && running_.empty()) {
       drained_ = true;
       return;
@@ -274,7 +279,21 @@ void Worker::claim_more(Clock::time_point now) {
     return;
   }
   idle_ = Duration();
+  paused_noted_ = false;
   for (const Job& job : jobs) start_job(job);
+}
+
+void Worker::note_if_paused() {
+  bool paused = false;
+  try {
+    paused = AdminRepository(*db_).settings(o_.queue).paused;
+  } catch (const std::exception&) {
+    return;  // only a hint: the next claim reports the connection's trouble
+  }
+  if (paused && !paused_noted_)
+    log_("queue " + o_.queue + " is paused: no job is handed out until `queuectl resume " +
+         o_.queue + "`");
+  paused_noted_ = paused;
 }
 
 void Worker::give_back(const Job& job, const std::string& why) {

@@ -136,7 +136,7 @@ TEST_CASE("cli: bad input to enqueue writes nothing") {
   SUBCASE("usage errors") {
     rejects(fixture, {"enqueue", "q", "{}", "--bogus"}, "--bogus");
     rejects(fixture, {"frobnicate"}, "frobnicate");
-    rejects(fixture, {}, "subcommand");
+    rejects(fixture, {}, "no command given");
   }
 }
 
@@ -307,23 +307,25 @@ TEST_CASE("cli: bad input to retry, cancel, purge, pause and resume writes nothi
 
   SUBCASE("retry") {
     rejects(f, {"retry"}, "job ids");
+    rejects(f, {"retry", "emails", d.failed}, "'emails' is not a job id");
+    rejects(f, {"retry", d.failed, "--queue", "q"}, "not both");
     for (const char* bad : {"abc", "0", "1.5", "1e3", "99999999999999999999"})
       rejects(f, {"retry", d.failed, bad}, "job id");
     rejects(f, {"retry", "0"}, "job id");
-    rejects(f, {"retry", "bad name"}, "queue name");
-    rejects(f, {"retry", "x'; DROP TABLE job_queue;--"}, "queue name");
-    rejects(f, {"retry", std::string(65, 'q')}, "queue name");
-    rejects(f, {"retry", "q", "--status", "bogus"}, "bogus");
-    rejects(f, {"retry", "q", "--status", "failed,bogus"}, "bogus");
+    rejects(f, {"retry", "--queue", "bad name"}, "queue name");
+    rejects(f, {"retry", "--queue", "x'; DROP TABLE job_queue;--"}, "queue name");
+    rejects(f, {"retry", "--queue", std::string(65, 'q')}, "queue name");
+    rejects(f, {"retry", "--queue", "q", "--status", "bogus"}, "bogus");
+    rejects(f, {"retry", "--queue", "q", "--status", "failed,bogus"}, "bogus");
     for (const char* not_finished : {"ready", "processing", "done"})
-      rejects(f, {"retry", "q", "--status", not_finished}, not_finished);
+      rejects(f, {"retry", "--queue", "q", "--status", not_finished}, not_finished);
     for (const char* bad : {"soon", "5x", "-1h", "1h-"})
-      rejects(f, {"retry", "q", "--older-than", bad}, "--older-than");
+      rejects(f, {"retry", "--queue", "q", "--older-than", bad}, "--older-than");
     rejects(f, {"retry", d.failed, "--status", "failed"}, "--status");
     rejects(f, {"retry", d.failed, "--older-than", "1h"}, "--older-than");
     rejects(f, {"retry", d.failed, "--bogus"}, "--bogus");
     rejects(f, {"-o", "prometheus", "retry", d.failed}, "-o prometheus");
-    rejects(f, {"-o", "prometheus", "retry", "q"}, "-o prometheus");
+    rejects(f, {"-o", "prometheus", "retry", "--queue", "q"}, "-o prometheus");
   }
 
   SUBCASE("cancel") {

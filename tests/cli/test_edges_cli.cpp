@@ -268,6 +268,7 @@ TEST_CASE("cli: edge: reap -o json while another reaper holds the lock prints a 
   wait_expired(url, 1);
 
   const json skipped = {{"dry_run", false},
+                        {"unleased", false},
                         {"requeued", 0},
                         {"failed", 0},
                         {"requeued_ids", json::array()},

@@ -66,6 +66,7 @@ TEST_CASE("cli: retry by ids puts failed and canceled jobs back to ready, report
   RunResult r = refused(
       fixture, {"-o", "json", "retry", id_text(ready), id_text(done), id_text(held), "999999"}, 1,
       "only failed or canceled");
+  CHECK(r.err.find("no such job: 999999") != std::string::npos);  // every id on the one line
   json report = parse(r.out);
   CHECK(report["retried"] == json::array());
   CHECK(report["not_found"] == json::array({999999}));
@@ -119,12 +120,12 @@ TEST_CASE("cli: retry QUEUE --status failed retries that queue's failed jobs, --
   json other = finished(url, "other", "failed");
   age_job(fixture, other, "finished_at");
 
-  json r = ok_json(url, {"retry", "mail", "--status", "failed", "--older-than", "1h"});
+  json r = ok_json(url, {"retry", "--queue", "mail", "--status", "failed", "--older-than", "1h"});
   CHECK(r["retried"] == json::array({old_failed["id"]}));
   CHECK(status_of(url, id_of(old_failed)) == "ready");
   CHECK(status_of(url, id_of(new_failed)) == "failed");
 
-  r = ok_json(url, {"retry", "mail", "--status", "failed"});
+  r = ok_json(url, {"retry", "--queue", "mail", "--status", "failed"});
   CHECK(r["retried"] == json::array({new_failed["id"]}));
   CHECK(show(url, id_of(new_failed))["attempts"] == 0);
   // Other statuses and other queues are untouched.
@@ -133,9 +134,9 @@ TEST_CASE("cli: retry QUEUE --status failed retries that queue's failed jobs, --
   CHECK(status_of(url, id_of(other)) == "failed");
 
   // Nothing left to retry is not an error.
-  r = ok_json(url, {"retry", "mail", "--status", "failed"});
+  r = ok_json(url, {"retry", "--queue", "mail", "--status", "failed"});
   CHECK(r["retried"] == json::array());
-  r = ok_json(url, {"retry", "mail", "--status", "canceled"});
+  r = ok_json(url, {"retry", "--queue", "mail", "--status", "canceled"});
   CHECK(r["retried"] == json::array({canceled["id"]}));
   CHECK(status_of(url, id_of(other)) == "failed");
 }

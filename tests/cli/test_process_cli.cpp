@@ -218,7 +218,7 @@ TEST_CASE("cli: process: exit codes come through when queuectl starts with SIGCH
   INFO(dump(g));
   INFO(dump(f));
   CHECK(g.exit_code == 0);
-  CHECK(f.exit_code == 0);
+  CHECK(f.exit_code == 1);  // --drain: a job failed
   CHECK(status_of(url, good) == "done");
   json failed = show(url, bad);
   CHECK(failed["status"] == "ready");

@@ -18,6 +18,17 @@ json work_json(const std::string& url, std::vector<std::string> args) {
   return ok_json(url, args);
 }
 
+// A --drain run in which some job failed or timed out: its summary, after requiring exit 1
+// and the one error line that counts them.
+json failing_drain_json(const std::string& url, std::vector<std::string> args) {
+  args.insert(args.begin(), {"-o", "json", "work"});
+  RunResult r = queuectl(url, args);
+  INFO(dump(r));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("failed or timed out while draining queue") != std::string::npos);
+  return parse(r.out);
+}
+
 // Whether `s` is well-formed UTF-8: no stray continuation bytes, no truncated, overlong or
 // surrogate sequences, nothing past U+10FFFF.
 bool valid_utf8(const std::string& s) {
@@ -101,8 +112,8 @@ TEST_CASE("cli: work: a failing command fails the job with its stderr; it retrie
   const std::string& url = fixture.url();
   const std::int64_t id = id_of(enqueue(url, "q"));
   json summary =
-      work_json(url, {"q", "--drain", "--", "sh", "-c",
-                      "echo 'progress on stdout'; echo 'smtp said no: 550' >&2; exit 3"});
+      failing_drain_json(url, {"q", "--drain", "--", "sh", "-c",
+                               "echo 'progress on stdout'; echo 'smtp said no: 550' >&2; exit 3"});
   INFO(summary.dump());
   CHECK(summary["failed"] == 1);
   CHECK(summary["done"] == 0);
@@ -123,7 +134,8 @@ TEST_CASE("cli: work: a failing command fails the job with its stderr; it retrie
   // On the last attempt the job fails for good.
   {
     const std::int64_t last = id_of(enqueue(url, "last", "{}", {"--max-attempts", "1"}));
-    json s = work_json(url, {"last", "--drain", "--", "sh", "-c", "echo boom >&2; exit 1"});
+    json s =
+        failing_drain_json(url, {"last", "--drain", "--", "sh", "-c", "echo boom >&2; exit 1"});
     CHECK(s["failed"] == 1);
     json failed = show(url, last);
     CHECK(failed["status"] == "failed");
@@ -138,8 +150,8 @@ TEST_CASE("cli: work --timeout stops a job that runs too long and fails it") {
   TempDir dir;
   const std::int64_t id = id_of(enqueue(url, "slow"));
   const std::string marker = dir.path() + "/finished";
-  json summary = work_json(url, {"slow", "--drain", "--timeout", "500ms", "--", "sh", "-c",
-                                 "sleep 5; touch '" + marker + "'"});
+  json summary = failing_drain_json(url, {"slow", "--drain", "--timeout", "500ms", "--", "sh", "-c",
+                                          "sleep 5; touch '" + marker + "'"});
   INFO(summary.dump());
   CHECK(summary["timed_out"] == 1);
   CHECK(summary["done"] == 0);
@@ -329,8 +341,12 @@ TEST_CASE("cli: work prints one line per job on stderr, none with -q") {
                                         "read p; case \"$p\" in *ok*) exit 0;; *) exit 3;; esac"};
   std::vector<std::string> args = {"work", "lines", "--drain", "--worker", "w-lines", "--"};
   args.insert(args.end(), cmd.begin(), cmd.end());
-  RunResult r = ok(url, args);
+  RunResult r = queuectl(url, args);
   INFO(r.err);
+  CHECK(r.exit_code == 1);  // --drain and jobs failed: the last line says how many
+  CHECK(contains(r.err,
+                 "queuectl: error: 2 of 3 job(s) failed or timed out while draining "
+                 "queue lines\n"));
   CHECK(r.out.empty());
   const std::vector<std::string> jobs = lines_with(r.err, " attempt ");
   CHECK(jobs.size() == 3);
@@ -357,8 +373,9 @@ TEST_CASE("cli: work prints one line per job on stderr, none with -q") {
   enqueue(url, "quiet", R"({"k":"bad"})");
   args = {"-q", "work", "quiet", "--drain", "--"};
   args.insert(args.end(), cmd.begin(), cmd.end());
-  RunResult q = ok(url, args);
+  RunResult q = queuectl(url, args);
   INFO(q.err);
+  CHECK(q.exit_code == 1);
   CHECK(q.out.empty());
   CHECK(lines_with(q.err, "attempt").empty());
   CHECK(lines_with(q.err, "on queue").empty());
@@ -386,7 +403,7 @@ TEST_CASE("cli: work: stderr that is not UTF-8 becomes a valid, bounded last_err
   const std::string file = dir.write("stderr", err);
   const std::int64_t id = id_of(enqueue(url, "q"));
   json summary =
-      work_json(url, {"q", "--drain", "--", "sh", "-c", "cat '" + file + "' >&2; exit 1"});
+      failing_drain_json(url, {"q", "--drain", "--", "sh", "-c", "cat '" + file + "' >&2; exit 1"});
   INFO(summary.dump());
   CHECK(summary["failed"] == 1);
   json job = show(url, id);

@@ -4,6 +4,7 @@
 // worker must wait for them without spinning), a command that cannot be run at all, and
 // NUL bytes in what a command prints. Runs unchanged on every backend.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "cli/fault_helpers.hpp"
 
@@ -287,7 +288,7 @@ TEST_CASE("cli: work --timeout: a command that ignores SIGTERM is killed; no bus
   CHECK(share < 0.25);
   int code = wait_child(cleanup, worker);
   INFO(read_text(log));
-  CHECK(code == 0);
+  CHECK(code == 1);  // --drain, and the job timed out
   CHECK(contains(read_text(log), "1 timed out"));
   CHECK(!file_exists(marker));
   json job = show(url, id);
@@ -328,17 +329,37 @@ TEST_CASE("cli: work: after --grace, a command that ignores SIGTERM is killed; n
   CHECK(job["attempts"] == 0);
 }
 
-// A command that cannot be started fails each job with exit 127 and a message naming it;
-// the worker itself carries on and exits 0 with --drain.
-TEST_CASE("cli: work: a command that cannot be run fails each job with exit 127") {
+// A command that cannot be found or run is refused before the first claim: exit 2, every
+// job as it was, not an attempt of each spent on exit 127.
+TEST_CASE("cli: work: a command that cannot be run is refused before anything is claimed") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  id_of(enqueue(url, "q"));
+  TempDir dir;
+  const std::string plain = dir.path() + "/not-executable.sh";
+  std::ofstream(plain) << "#!/bin/sh\nexit 0\n";
+  for (const std::string& cmd : {std::string("/nonexistent/cmd"), std::string("./nonexistent.sh"),
+                                 std::string("no-such-command-anywhere"), plain, dir.path()}) {
+    CAPTURE(cmd);
+    rejects(fixture, {"work", "q", "--drain", "--", cmd, "x"}, "'" + cmd + "'");
+  }
+}
+
+// A command that exists but still cannot be started (here its interpreter is missing) fails
+// each job with exit 127 and a message naming it; the worker carries on, and --drain then
+// exits 1 because jobs failed.
+TEST_CASE("cli: work: a command whose exec fails fails each job with exit 127") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   const std::int64_t a = id_of(enqueue(url, "q"));
   const std::int64_t b = id_of(enqueue(url, "q"));
-  RunResult r =
-      queuectl(url, {"-o", "json", "work", "q", "--drain", "--", "/nonexistent/cmd", "x"});
+  TempDir dir;
+  const std::string script = dir.path() + "/orphan.sh";
+  std::ofstream(script) << "#!/nonexistent/interpreter\nexit 0\n";
+  REQUIRE(chmod(script.c_str(), 0755) == 0);
+  RunResult r = queuectl(url, {"-o", "json", "work", "q", "--drain", "--", script, "x"});
   INFO(dump(r));
-  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.exit_code == 1);
   json summary = parse(r.out);
   CHECK(summary["failed"] == 2);
   CHECK(summary["done"] == 0);
@@ -351,7 +372,7 @@ TEST_CASE("cli: work: a command that cannot be run fails each job with exit 127"
     const std::string error =
         job["last_error"].is_string() ? job["last_error"].get<std::string>() : "";
     CHECK(contains(error, "exit code 127"));
-    CHECK(contains(error, "/nonexistent/cmd"));
+    CHECK(contains(error, "orphan.sh"));
   }
 }
 
@@ -363,8 +384,11 @@ TEST_CASE("cli: work: NUL in stderr or in a JSON result is still recorded") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   const std::int64_t id = id_of(enqueue(url, "q"));
-  json summary = ok_json(url, {"work", "q", "--drain", "--", "sh", "-c",
-                               "printf 'binary \\000 junk\\nfinal words\\n' >&2; exit 2"});
+  RunResult failing = queuectl(url, {"-o", "json", "work", "q", "--drain", "--", "sh", "-c",
+                                     "printf 'binary \\000 junk\\nfinal words\\n' >&2; exit 2"});
+  INFO(dump(failing));
+  CHECK(failing.exit_code == 1);  // --drain, and the job failed
+  json summary = parse(failing.out);
   INFO(summary.dump());
   CHECK(summary["failed"] == 1);
   json job = show(url, id);

@@ -192,6 +192,19 @@ bcheck eq "queuectl queue emails --strict-groups <TAB> -> on off" "queuectl queu
 bcheck eq "queuectl queue emails --strict-groups o<TAB> -> on off" "queuectl queue emails --strict-groups o" "on off"
 bcheck eq "queuectl queue emails --strict-groups=of<TAB> -> off" "queuectl queue emails --strict-groups=of" "off"
 bcheck eq "queuectl queue --strict-groups on <TAB> -> queues (option value skipped)" "queuectl queue --strict-groups on " "emails reports"
+# lock --print-key NAME; leases --unleased; reap --unleased --older-than DUR
+bcheck eq "queuectl lock --p<TAB> -> --print-key" "queuectl lock --p" "--print-key"
+bcheck eq "queuectl leases --u<TAB> -> --unleased" "queuectl leases --u" "--unleased"
+bcheck eq "queuectl reap --u<TAB> -> --unleased" "queuectl reap --u" "--unleased"
+bcheck eq "queuectl reap --unleased --ol<TAB> -> --older-than" "queuectl reap --unleased --ol" "--older-than"
+bcheck eq "queuectl reap --older-than <TAB> -> nothing (a duration)" "queuectl reap --older-than " ""
+bcheck eq "queuectl reap --older-than 2h <TAB> -> queues (option value skipped)" "queuectl reap --older-than 2h " "emails reports"
+# list --newest-first --before ID; retry --queue QUEUE (ids only as positionals); --field
+bcheck eq "queuectl list --n<TAB> -> --newest-first" "queuectl list --n" "--newest-first"
+bcheck eq "queuectl list --b<TAB> -> --before" "queuectl list --b" "--before"
+bcheck eq "queuectl retry --queue <TAB> -> queues" "queuectl retry --queue " "emails reports"
+bcheck eq "queuectl retry <TAB> -> nothing (job ids)" "queuectl retry " ""
+bcheck eq "queuectl claim emails --field id,lock_t<TAB> -> lock_token" "queuectl claim emails --field id,lock_t" "id,lock_token"
 IFS_BEFORE=$IFS
 bash_complete "queuectl claim " >/dev/null
 _queuectl >/dev/null 2>&1 || true
@@ -277,6 +290,12 @@ EOF
         "queuectl queue emails --strict-groups=o"
         "queuectl queue --strict-groups on "
         "queuectl enqueue emails --gr"
+        "queuectl lock --p"
+        "queuectl leases --u"
+        "queuectl reap --u"
+        "queuectl reap --older-than 2h "
+        "queuectl list --n"
+        "queuectl retry --queue "
     )
     if zout=$(QC_TMP=$TMP QC_COMPDIR=$COMPDIR zsh -f "$TMP/zsh-driver.zsh" "${zlines[@]}" 2>&1); then
         zhits() { awk -v l="### $1" '$0 == l {on = 1; next} /^### / {on = 0} on' <<<"$zout"; }
@@ -298,6 +317,12 @@ EOF
         expect_eq "zsh: queuectl groups emails --l<TAB> -> --limit" "--limit" "$(zhits "queuectl groups emails --l")"
         expect_eq "zsh: queuectl groups --limit 5 <TAB> -> emails reports" "emails reports" "$(zhits "queuectl groups --limit 5 ")"
         expect_eq "zsh: queuectl qu<TAB> -> queue" "queue" "$(zhits "queuectl qu")"
+        expect_eq "zsh: queuectl lock --p<TAB> -> --print-key" "--print-key" "$(zhits "queuectl lock --p")"
+        expect_eq "zsh: queuectl leases --u<TAB> -> --unleased" "--unleased" "$(zhits "queuectl leases --u")"
+        expect_eq "zsh: queuectl reap --u<TAB> -> --unleased" "--unleased" "$(zhits "queuectl reap --u")"
+        expect_eq "zsh: queuectl reap --older-than 2h <TAB> -> emails reports" "emails reports" "$(zhits "queuectl reap --older-than 2h ")"
+        expect_eq "zsh: queuectl list --n<TAB> -> --newest-first" "--newest-first" "$(zhits "queuectl list --n")"
+        expect_eq "zsh: queuectl retry --queue <TAB> -> emails reports" "emails reports" "$(zhits "queuectl retry --queue ")"
         expect_eq "zsh: queuectl queue <TAB> -> emails reports" "emails reports" "$(zhits "queuectl queue ")"
         expect_eq "zsh: queuectl queue --db ALT <TAB> -> queues of that db" "nightly mail:high" "$(zhits "queuectl queue --db $ALT ")"
         expect_eq "zsh: queuectl queue emails --s<TAB> -> --strict-groups" "--strict-groups" "$(zhits "queuectl queue emails --s")"
@@ -360,6 +385,12 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl groups --limit <TAB> -> nothing (a count)" "queuectl groups --limit " ""
     fcheck eq "queuectl groups --limit 5 <TAB> -> emails reports (value skipped)" "queuectl groups --limit 5 " "emails reports"
     fcheck eq "queuectl qu<TAB> -> queue" "queuectl qu" "queue"
+    fcheck eq "queuectl lock --p<TAB> -> --print-key" "queuectl lock --p" "--print-key"
+    fcheck eq "queuectl leases --u<TAB> -> --unleased" "queuectl leases --u" "--unleased"
+    fcheck eq "queuectl reap --u<TAB> -> --unleased" "queuectl reap --u" "--unleased"
+    fcheck eq "queuectl reap --older-than 2h <TAB> -> emails reports (value skipped)" "queuectl reap --older-than 2h " "emails reports"
+    fcheck eq "queuectl list --n<TAB> -> --newest-first" "queuectl list --n" "--newest-first"
+    fcheck eq "queuectl retry --queue <TAB> -> emails reports" "queuectl retry --queue " "emails reports"
     fcheck eq "queuectl queue <TAB> -> emails reports" "queuectl queue " "emails reports"
     fcheck eq "queuectl queue --db ALT <TAB> -> queues of that db" "queuectl queue --db $ALT " "nightly mail:high"
     fcheck eq "queuectl queue emails <TAB> -> nothing (one queue only)" "queuectl queue emails " ""

@@ -248,7 +248,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
   std::string null_text;
   soci::indicator null_ind = soci::i_null;
   long long within_ms = 0, older_ms = 0;
-  int batch = 1000;
+  int batch = 1000, leased = 1, unleased = 0;
 
   {
     INFO("the claim");
@@ -267,9 +267,35 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
     Plan plan = explain(fx.db(), q.list_leases, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
       st.exchange(soci::use(null_text, null_ind, "worker"));
+      st.exchange(soci::use(leased, "leased"));
       st.exchange(soci::use(within_ms, "within_ms"));
+      st.exchange(soci::use(unleased, "unleased"));
       st.exchange(soci::use(older_ms, "older_ms"));
       st.exchange(soci::use(batch, "limit"));
+    });
+    check_plan(plan, names.leases);
+  }
+  {
+    INFO("list_leases, all: leased and unleased");
+    long long far_ms = 9'000'000'000'000LL;
+    int with_unleased = 1;
+    Plan plan = explain(fx.db(), q.list_leases, [&](soci::statement& st) {
+      st.exchange(soci::use(null_text, null_ind, "queue"));
+      st.exchange(soci::use(null_text, null_ind, "worker"));
+      st.exchange(soci::use(leased, "leased"));
+      st.exchange(soci::use(far_ms, "within_ms"));
+      st.exchange(soci::use(with_unleased, "unleased"));
+      st.exchange(soci::use(older_ms, "older_ms"));
+      st.exchange(soci::use(batch, "limit"));
+    });
+    check_plan(plan, names.leases);
+  }
+  {
+    INFO("reap_unleased_pick");
+    Plan plan = explain(fx.db(), q.reap_unleased_pick, [&](soci::statement& st) {
+      st.exchange(soci::use(null_text, null_ind, "queue"));
+      st.exchange(soci::use(older_ms, "older_ms"));
+      st.exchange(soci::use(batch, "batch"));
     });
     check_plan(plan, names.leases);
   }

@@ -1,11 +1,12 @@
-// The key a named lock is taken under, per backend (no server needed): MySQL's GET_LOCK
-// takes names of at most 64 characters, so longer names are hashed to fit; PostgreSQL's
-// advisory locks take a 64-bit integer, a stable hash of the name as decimal text.
+// The key a named lock is taken under, per backend (no server needed). Every backend
+// locks the name itself, as an application's own SQL does: PostgreSQL's statements hash
+// it on the server (hashtextextended(name, 0)), MySQL/MariaDB's GET_LOCK takes it as it
+// is, SQLite keys its lock row by it. Only a name the MySQL/MariaDB server refuses gets a
+// stand-in: its leading ASCII characters (at most 40), ':' and 16 hex digits of FNV-1a 64.
+// (Which names a server refuses is its own decision, tested against the real servers in
+// tests/cli/test_shared_locks_cli.cpp.)
 #include <doctest/doctest.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,134 +18,79 @@ using queuectl::make_dialect;
 
 namespace {
 
-std::string mysql_key(const std::string& name) {
-  return make_dialect(Backend::mysql)->lock_key(name);
-}
-
-std::string pg_key(const std::string& name) {
-  return make_dialect(Backend::postgresql)->lock_key(name);
-}
-
-// Whether `s` is UTF-8 with no cut or stray sequence (lead bytes and their continuations).
-bool valid_utf8(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = c < 0x80           ? 1
-                      : (c >> 5) == 0x6  ? 2
-                      : (c >> 4) == 0xE  ? 3
-                      : (c >> 3) == 0x1E ? 4
-                                         : 0;
-    if (len == 0 || (len == 2 && c < 0xC2) || i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    i += len;
-  }
-  return true;
-}
-
 std::string repeat(const std::string& unit, std::size_t times) {
   std::string out;
   for (std::size_t i = 0; i < times; ++i) out += unit;
   return out;
 }
 
+std::string stand_in(const std::string& name) {
+  return make_dialect(Backend::mysql)->lock_key_for_refused(name);
+}
+
+bool ascii(const std::string& s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80 || static_cast<unsigned char>(c) < 0x20) return false;
+  return true;
+}
+
 }  // namespace
 
-TEST_CASE("db::lock_key mysql: names of up to 64 bytes are used as they are") {
+TEST_CASE("db::lock_key: every backend locks the name as it is, however long or multibyte") {
   for (const std::string& name :
-       {std::string("a"), std::string("queuectl:reap"), std::string("queuectl:reap:emails"),
-        std::string(63, 'n'), std::string(64, 'n'), repeat("\xC3\xA9", 32) /* 32 x é */,
-        std::string("r\xC3\xA9sum\xC3\xA9-\xE2\x82\xAC-\xF0\x9F\x98\x80")}) {
+       {std::string("a"), std::string("queuectl:reap"), std::string(64, 'n'), std::string(65, 'n'),
+        std::string(150, 'n'), std::string(192, 'n'), std::string(255, 'n'),
+        repeat("\xED\x95\x9C", 30) /* 30 x 한, 90 bytes */, repeat("\xED\x95\x9C", 64),
+        repeat("\xF0\x9F\x98\x80", 20), std::string("r\xC3\xA9sum\xC3\xA9-\xE2\x82\xAC")}) {
     CAPTURE(name);
-    CHECK(mysql_key(name) == name);
+    for (Backend b : {Backend::postgresql, Backend::mysql, Backend::sqlite})
+      CHECK(make_dialect(b)->lock_key(name) == name);
   }
 }
 
-TEST_CASE("db::lock_key mysql: longer names fit in 64 bytes, deterministically") {
-  for (std::size_t size : {65, 66, 100, 200, 255}) {
-    CAPTURE(size);
-    const std::string name(size, 'n');
-    const std::string key = mysql_key(name);
-    CHECK(!key.empty());
-    CHECK(key.size() <= 64);
-    CHECK(key != name.substr(0, 64));  // not simply cut: that would merge distinct names
-    CHECK(mysql_key(name) == key);     // same name, same key
-    CHECK(make_dialect(Backend::mysql)->lock_key(name) == key);  // from another instance too
+TEST_CASE("db::lock_key_for_refused mysql: at most 57 ASCII characters, deterministic") {
+  for (const std::string& name :
+       {std::string(193, 'n'), std::string(255, 'n'), repeat("\xED\x95\x9C", 65),
+        repeat("\xF0\x9F\x98\x80", 60), "job-" + repeat("\xF0\x9F\x98\x80", 60)}) {
+    CAPTURE(name);
+    const std::string key = stand_in(name);
+    CHECK(key.size() <= 57);
+    CHECK(key.size() >= 17);
+    CHECK(ascii(key));
+    CHECK(stand_in(name) == key);
+    CHECK(make_dialect(Backend::mysql)->lock_key_for_refused(name) == key);
   }
+  // The leading ASCII characters stay readable (SHOW PROCESSLIST, IS_USED_LOCK).
+  CHECK(stand_in("job-" + repeat("\xF0\x9F\x98\x80", 60)).rfind("job-:", 0) == 0);
+  CHECK(stand_in(repeat("\xED\x95\x9C", 65)).front() == ':');
 }
 
-TEST_CASE("db::lock_key mysql: names that differ only after byte 64 get different keys") {
-  const std::string base(64, 'x');
+TEST_CASE("db::lock_key_for_refused mysql: pinned values, as earlier versions hashed") {
+  // FNV-1a 64 of the whole name. ASCII names keep the form earlier versions gave every
+  // name over 64 bytes, so that they still exclude each other where the server refuses
+  // such a name (MySQL 8 over 64 characters, e.g. queuectl:reap:QUEUE for a long queue).
+  CHECK(stand_in(std::string(200, 'n')) == std::string(40, 'n') + ":49d2e11f3349b4c5");
+  CHECK(stand_in("queuectl:reap:" + std::string(64, 'q')) ==
+        "queuectl:reap:" + std::string(26, 'q') + ":610e768b38c74c5d");
+  CHECK(stand_in(repeat("\xC3\xA9", 100)) == ":b1c912a8e533f4b5");
+  CHECK(queuectl::stable_hash64("") == 0xcbf29ce484222325ULL);
+  CHECK(queuectl::stable_hash64("a") == 0xaf63dc4c8601ec8cULL);
+  CHECK(queuectl::stable_hash64("foobar") == 0x85944171f73967e8ULL);
+}
+
+TEST_CASE("db::lock_key_for_refused mysql: names that differ anywhere get different keys") {
+  const std::string base(200, 'x');
   std::set<std::string> keys;
   std::vector<std::string> names = {base,
                                     base + "1",
                                     base + "2",
                                     base + "12",
                                     base + "21",
-                                    base + std::string(100, 'y'),
-                                    base + std::string(100, 'y') + "z",
+                                    "y" + base,
                                     std::string(254, 'q') + "a",
-                                    std::string(254, 'q') + "b"};
-  for (const std::string& name : names) {
-    CAPTURE(name);
-    std::string key = mysql_key(name);
-    CHECK(key.size() <= 64);
-    keys.insert(key);
-  }
+                                    std::string(254, 'q') + "b",
+                                    repeat("\xED\x95\x9C", 70),
+                                    repeat("\xED\x95\x9C", 71)};
+  for (const std::string& name : names) keys.insert(stand_in(name));
   CHECK(keys.size() == names.size());
-}
-
-TEST_CASE("db::lock_key mysql: a long name is never cut inside a UTF-8 sequence") {
-  // Multi-byte characters of every length, shifted by 0..4 ASCII bytes so that every
-  // byte position of a sequence meets every possible cut.
-  const std::vector<std::string> chars = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
-                                          "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"};
-  std::set<std::string> keys;
-  int names = 0;
-  for (const std::string& ch : chars) {
-    for (std::size_t shift = 0; shift <= 4; ++shift) {
-      const std::string name = std::string(shift, 'a') + repeat(ch, 200 / ch.size());
-      CAPTURE(name);
-      REQUIRE(valid_utf8(name));
-      REQUIRE(name.size() > 64);
-      const std::string key = mysql_key(name);
-      CHECK(key.size() <= 64);
-      CHECK(valid_utf8(key));
-      CHECK(mysql_key(name) == key);
-      keys.insert(key);
-      ++names;
-    }
-  }
-  CHECK(keys.size() == static_cast<std::size_t>(names));
-}
-
-TEST_CASE("db::lock_key postgresql: a stable 64-bit hash of the name, as decimal text") {
-  static const std::regex decimal(R"(^-?[0-9]{1,19}$)");
-  for (const std::string& name :
-       {std::string("a"), std::string("queuectl:reap"), std::string("queuectl:reap:q1"),
-        std::string(255, 'n'), std::string("r\xC3\xA9sum\xC3\xA9")}) {
-    CAPTURE(name);
-    const std::string key = pg_key(name);
-    CHECK(std::regex_match(key, decimal));
-    errno = 0;
-    char* end = nullptr;
-    std::strtoll(key.c_str(), &end, 10);
-    CHECK(errno == 0);  // fits a bigint
-    CHECK(*end == '\0');
-    CHECK(pg_key(name) == key);
-    CHECK(make_dialect(Backend::postgresql)->lock_key(name) == key);
-  }
-  CHECK(pg_key("queuectl:reap") != pg_key("queuectl:reap:q1"));
-  CHECK(pg_key(std::string(200, 'n') + "a") != pg_key(std::string(200, 'n') + "b"));
-
-  // Stable across builds and hosts: FNV-1a 64 (dialect.hpp), read as a signed bigint.
-  // Published FNV-1a vectors: "" -> cbf29ce484222325, "a" -> af63dc4c8601ec8c,
-  // "foobar" -> 85944171f73967e8. Every queuectl version must agree on these keys, or
-  // two versions running side by side would not exclude each other.
-  CHECK(pg_key("") == "-3750763034362895579");
-  CHECK(pg_key("a") == "-5808556873153909620");
-  CHECK(pg_key("foobar") == "-8821353812377114648");
-  CHECK(pg_key("queuectl:reap") == "-4703943923067815083");
-  CHECK(pg_key("nightly") == "9092923187768549258");
 }

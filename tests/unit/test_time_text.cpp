@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include "core/time_text.hpp"
@@ -7,6 +9,26 @@
 
 using queuectl::parse_time_to_utc;
 using queuectl::test::usage_error_of;
+
+namespace {
+// Sets TZ for the scope, and puts it back.
+struct ZoneScope {
+  explicit ZoneScope(const char* zone) {
+    if (const char* old = std::getenv("TZ")) saved = old, had = true;
+    setenv("TZ", zone, 1);
+    tzset();
+  }
+  ~ZoneScope() {
+    if (had)
+      setenv("TZ", saved.c_str(), 1);
+    else
+      unsetenv("TZ");
+    tzset();
+  }
+  std::string saved;
+  bool had = false;
+};
+}  // namespace
 
 TEST_CASE("core::parse_time_to_utc: only years every backend can store") {
   CHECK(parse_time_to_utc("9999-12-31T23:00:00Z") == "9999-12-31 23:00:00.000000");
@@ -43,7 +65,8 @@ TEST_CASE("core::parse_time_to_utc") {
     CHECK(parse_time_to_utc("2026-11-22T10:00:00.123456789Z") == "2026-11-22 10:00:00.123456");
     CHECK(parse_time_to_utc("2026-11-22T10:00:00.25+02:00") == "2026-11-22 08:00:00.250000");
   }
-  SUBCASE("a space instead of T, no zone: UTC") {
+  SUBCASE("a space instead of T, no zone: local time, here with TZ at UTC") {
+    ZoneScope zone("UTC0");
     CHECK(parse_time_to_utc("2026-11-22 10:00") == "2026-11-22 10:00:00.000000");
     CHECK(parse_time_to_utc("2026-11-22 10:00:30") == "2026-11-22 10:00:30.000000");
     CHECK(parse_time_to_utc("2026-11-22T10:00") == "2026-11-22 10:00:00.000000");
@@ -86,5 +109,24 @@ TEST_CASE("core::parse_time_to_utc") {
     std::string junk(500, 'x');
     std::string message = usage_error_of([&] { parse_time_to_utc(junk); });
     CHECK(message.size() < 200);
+  }
+}
+
+TEST_CASE("core::parse_time_to_utc: a time without an offset is local time in TZ") {
+  {
+    ZoneScope zone("KST-9");  // POSIX: nine hours east of UTC, no tzdata needed
+    CHECK(parse_time_to_utc("2026-11-23 10:00") == "2026-11-23 01:00:00.000000");
+    CHECK(parse_time_to_utc("2026-11-23T10:00:30.5") == "2026-11-23 01:00:30.500000");
+    // An explicit offset still wins over TZ.
+    CHECK(parse_time_to_utc("2026-11-23T10:00:00Z") == "2026-11-23 10:00:00.000000");
+  }
+  {
+    ZoneScope zone("EST5EDT,M3.2.0,M11.1.0");  // daylight saving time applies by date
+    CHECK(parse_time_to_utc("2026-01-15 12:00") == "2026-01-15 17:00:00.000000");
+    CHECK(parse_time_to_utc("2026-07-15 12:00") == "2026-07-15 16:00:00.000000");
+  }
+  {
+    ZoneScope zone("UTC0");
+    CHECK(parse_time_to_utc("2026-11-23 10:00") == "2026-11-23 10:00:00.000000");
   }
 }

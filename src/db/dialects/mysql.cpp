@@ -196,6 +196,13 @@ Statements make_statements() {
        AND id > :after
      ORDER BY id
      LIMIT :limit)";
+  s.list_jobs_newest = "SELECT " + cols + R"(
+      FROM job_queue
+     WHERE queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND id < :before
+     ORDER BY id DESC
+     LIMIT :limit)";
 
   // Ready rows per queue. The derived table lists the queues with a loose index scan
   // ("Using index for group-by", a few reads per queue), and the join reads each queue's
@@ -211,7 +218,8 @@ Statements make_statements() {
       JOIN job_queue j FORCE INDEX (ix_job_queue_claim) ON j.queue = q.queue AND j.status = 0
      GROUP BY q.queue)";
   s.stats_processing = R"(
-    SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END)
+    SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END),
+           SUM(CASE WHEN lock_until IS NULL THEN 1 ELSE 0 END)
       FROM job_queue FORCE INDEX (ix_job_queue_lease)
      WHERE status = 1
      GROUP BY queue)";
@@ -222,13 +230,16 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
+  // <=> is NULL-safe: a row other code claimed without naming a worker is listed too.
+  // Rows without a lease come first: ascending order puts NULL first on MySQL.
   s.list_leases = "SELECT " + cols + R"(, TIMESTAMPDIFF(MICROSECOND, NOW(6), lock_until) / 1e6
       FROM job_queue FORCE INDEX (ix_job_queue_lease)
      WHERE status = 1
        AND queue = COALESCE(:queue, queue)
-       AND locked_by = COALESCE(:worker, locked_by)
-       AND lock_until < )" QC_NOW_PLUS(":within_ms") R"(
-       AND locked_at <= )" QC_NOW_MINUS(":older_ms") R"(
+       AND locked_by <=> COALESCE(:worker, locked_by)
+       AND ((:leased = 1 AND lock_until < )" QC_NOW_PLUS(":within_ms") R"()
+            OR (:unleased = 1 AND lock_until IS NULL))
+       AND COALESCE(locked_at, updated_at) <= )" QC_NOW_MINUS(":older_ms") R"(
      ORDER BY lock_until, id
      LIMIT :limit)";
 
@@ -251,6 +262,28 @@ Statements make_statements() {
            lock_token = NULL, lock_until = NULL,
            updated_at = NOW(6)
      WHERE id IN ({ids}) AND status = 1 AND lock_until < NOW(6))";
+  s.reap_unleased_pick = R"(
+    SELECT id
+      FROM job_queue FORCE INDEX (ix_job_queue_lease)
+     WHERE status = 1 AND lock_until IS NULL
+       AND COALESCE(locked_at, updated_at) < )" QC_NOW_MINUS(":older_ms") R"(
+       AND queue = COALESCE(:queue, queue)
+     ORDER BY id
+     LIMIT :batch
+       FOR UPDATE SKIP LOCKED)";
+  s.reap_unleased_mark = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF_ROW_JITTER R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN NOW(6) END,
+           last_error = CONCAT('no lease (lock_until NULL), processing since ',
+                               )" QC_TS("COALESCE(locked_at, updated_at)") R"(,
+                               ' while held by ', COALESCE(locked_by, 'an unknown worker')),
+           lock_token = NULL,
+           updated_at = NOW(6)
+     WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
+       AND COALESCE(locked_at, updated_at) < )" QC_NOW_MINUS(":older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.pick = "SELECT id FROM job_queue WHERE id IN ({ids}) AND status IN (3, 4) FOR UPDATE";
@@ -337,6 +370,10 @@ Statements make_statements() {
   s.lock_refresh = "";
   s.lock_check = "SELECT CASE WHEN IS_USED_LOCK(:key) = CONNECTION_ID() THEN 1 ELSE 0 END";
   s.lock_release = "SELECT RELEASE_LOCK(:key)";
+  // IS_FREE_LOCK checks the name as GET_LOCK does (an error when the server refuses it)
+  // without taking it.
+  s.lock_shown_key =
+      "SELECT CASE WHEN IS_FREE_LOCK(k) IS NULL THEN NULL ELSE k END FROM (SELECT :key AS k) t";
 
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
@@ -363,21 +400,23 @@ Statements make_statements() {
 }
 
 // Error numbers (server: mysqld_error.h / MariaDB's; client: errmsg.h).
-constexpr unsigned kLockWaitTimeout = 1205;   // ER_LOCK_WAIT_TIMEOUT
-constexpr unsigned kDeadlock = 1213;          // ER_LOCK_DEADLOCK
-constexpr unsigned kServerShutdown = 1053;    // ER_SERVER_SHUTDOWN
-constexpr unsigned kConnectionKilled = 1927;  // ER_CONNECTION_KILLED (MariaDB)
-constexpr unsigned kClientTimeout = 4031;     // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
-constexpr unsigned kConnectionError = 2002;   // CR_CONNECTION_ERROR (socket)
-constexpr unsigned kConnHostError = 2003;     // CR_CONN_HOST_ERROR (TCP)
-constexpr unsigned kServerGone = 2006;        // CR_SERVER_GONE_ERROR
-constexpr unsigned kServerLost = 2013;        // CR_SERVER_LOST
-constexpr unsigned kDuplicateKey = 1062;      // ER_DUP_ENTRY
-constexpr unsigned kNoSuchTable = 1146;       // ER_NO_SUCH_TABLE
-constexpr unsigned kForeignKey = 1452;        // ER_NO_REFERENCED_ROW_2
-constexpr unsigned kCheckMysql = 3819;        // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+)
-constexpr unsigned kCheckMariadb = 4025;      // ER_CONSTRAINT_FAILED (MariaDB)
-constexpr unsigned kInvalidJsonMysql = 3140;  // ER_INVALID_JSON_TEXT: MariaDB's is a CHECK
+constexpr unsigned kLockWaitTimeout = 1205;    // ER_LOCK_WAIT_TIMEOUT
+constexpr unsigned kDeadlock = 1213;           // ER_LOCK_DEADLOCK
+constexpr unsigned kServerShutdown = 1053;     // ER_SERVER_SHUTDOWN
+constexpr unsigned kConnectionKilled = 1927;   // ER_CONNECTION_KILLED (MariaDB)
+constexpr unsigned kClientTimeout = 4031;      // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
+constexpr unsigned kConnectionError = 2002;    // CR_CONNECTION_ERROR (socket)
+constexpr unsigned kConnHostError = 2003;      // CR_CONN_HOST_ERROR (TCP)
+constexpr unsigned kServerGone = 2006;         // CR_SERVER_GONE_ERROR
+constexpr unsigned kServerLost = 2013;         // CR_SERVER_LOST
+constexpr unsigned kDuplicateKey = 1062;       // ER_DUP_ENTRY
+constexpr unsigned kNoSuchTable = 1146;        // ER_NO_SUCH_TABLE
+constexpr unsigned kForeignKey = 1452;         // ER_NO_REFERENCED_ROW_2
+constexpr unsigned kCheckMysql = 3819;         // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+)
+constexpr unsigned kCheckMariadb = 4025;       // ER_CONSTRAINT_FAILED (MariaDB)
+constexpr unsigned kInvalidJsonMysql = 3140;   // ER_INVALID_JSON_TEXT: MariaDB's is a CHECK
+constexpr unsigned kTooLongIdent = 1059;       // ER_TOO_LONG_IDENT: MariaDB's lock names
+constexpr unsigned kUserLockWrongName = 3057;  // ER_USER_LOCK_WRONG_NAME: MySQL 8's
 
 const soci::mysql_soci_error* mysql_error(const soci::soci_error& e) {
   return dynamic_cast<const soci::mysql_soci_error*>(&e);
@@ -522,12 +561,20 @@ class MysqlDialect final : public Dialect {
     }
   }
 
-  // GET_LOCK names are at most 64 characters. A longer name keeps its first 40 bytes
-  // (cut on a UTF-8 boundary), then ':' and 16 hex digits of its stable hash.
-  std::string lock_key(const std::string& name) const override {
-    if (name.size() <= kMaxLockName) return name;
-    std::size_t cut = kKeptPrefix;
-    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  // GET_LOCK takes every name the server accepts as it is (lock_key): MariaDB up to 192
+  // bytes (checked on 10.11), MySQL 8 up to 64 characters. A name it refuses (MariaDB: 1059
+  // ER_TOO_LONG_IDENT; MySQL: 3057 ER_USER_LOCK_WRONG_NAME) can be locked by no
+  // application, so queuectl locks its leading ASCII characters (at most 40), ':' and 16
+  // hex digits of FNV-1a 64 of the whole name instead: at most 57 ASCII characters, which
+  // every server takes (`queuectl lock --print-key NAME` shows it).
+  bool refuses_lock_name(const soci::soci_error& e) const override {
+    auto* err = mysql_error(e);
+    return err && (err->err_num_ == kTooLongIdent || err->err_num_ == kUserLockWrongName);
+  }
+  std::string lock_key_for_refused(const std::string& name) const override {
+    std::size_t cut = 0;
+    while (cut < kKeptPrefix && cut < name.size() && static_cast<unsigned char>(name[cut]) < 0x80)
+      ++cut;
     char hash[17];
     std::snprintf(hash, sizeof hash, "%016llx",
                   static_cast<unsigned long long>(stable_hash64(name)));
@@ -535,7 +582,6 @@ class MysqlDialect final : public Dialect {
   }
 
  private:
-  static constexpr std::size_t kMaxLockName = 64;
   static constexpr std::size_t kKeptPrefix = 40;
   Statements statements_ = make_statements();
 };

@@ -45,6 +45,9 @@ namespace {
 // reap: a jitter drawn per row, so that a dead host's jobs do not all come back at once.
 #define QC_BACKOFF_ROW_JITTER QC_BACKOFF_TIMES("(0.5 + 0.5 * random())")
 
+// A named lock's bigint key, from its name (:key): see the named locks below.
+#define QC_LOCK_KEY "hashtextextended(CAST(:key AS text), 0)"
+
 // Optional filters (:queue NULL for all, a status bit mask) read their arguments from a
 // one-row subquery in FROM, "a": PostgreSQL flattens it into the query, so each
 // placeholder is named once and the planner still sees the bound constants. With them,
@@ -250,6 +253,15 @@ Statements make_statements() {
        AND id > CAST(:after AS bigint)
      ORDER BY id
      LIMIT CAST(:limit AS integer))";
+  s.list_jobs_newest = "SELECT " + cols + R"(
+      FROM job_queue,
+           (SELECT CAST(:queue AS text) AS arg_queue,
+                   CAST(:status_mask AS integer) AS arg_mask) a
+     WHERE (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND id < CAST(:before AS bigint)
+     ORDER BY id DESC
+     LIMIT CAST(:limit AS integer))";
 
   // Served by the claim index (status = 0), which an index-only scan can answer.
   s.stats_ready = R"(
@@ -263,7 +275,8 @@ Statements make_statements() {
      GROUP BY queue)";
   // Served by the lease index (status = 1).
   s.stats_processing = R"(
-    SELECT queue, COUNT(*), COUNT(*) FILTER (WHERE lock_until < now())
+    SELECT queue, COUNT(*), COUNT(*) FILTER (WHERE lock_until < now()),
+           COUNT(*) FILTER (WHERE lock_until IS NULL)
       FROM job_queue
      WHERE status = 1
      GROUP BY queue)";
@@ -279,13 +292,16 @@ Statements make_statements() {
                   ", CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)"
                   R"(
       FROM job_queue,
-           (SELECT CAST(:queue AS text) AS arg_queue, CAST(:worker AS text) AS arg_worker) a
+           (SELECT CAST(:queue AS text) AS arg_queue, CAST(:worker AS text) AS arg_worker,
+                   CAST(:leased AS integer) AS arg_leased,
+                   CAST(:unleased AS integer) AS arg_unleased) a
      WHERE status = 1
        AND (a.arg_queue IS NULL OR queue = a.arg_queue)
        AND (a.arg_worker IS NULL OR locked_by = a.arg_worker)
-       AND lock_until < now() + )" QC_MS(":within_ms") R"(
-       AND locked_at <= now() - )" QC_MS(":older_ms") R"(
-     ORDER BY lock_until, id
+       AND ((a.arg_leased = 1 AND lock_until < now() + )" QC_MS(":within_ms") R"()
+            OR (a.arg_unleased = 1 AND lock_until IS NULL))
+       AND COALESCE(locked_at, updated_at) <= now() - )" QC_MS(":older_ms") R"(
+     ORDER BY lock_until NULLS FIRST, id
      LIMIT CAST(:limit AS integer))";
 
   s.reap_pick = R"(
@@ -307,6 +323,28 @@ Statements make_statements() {
            lock_token = NULL, lock_until = NULL,
            updated_at = now()
      WHERE id IN ({ids}) AND status = 1 AND lock_until < now())";
+  s.reap_unleased_pick = R"(
+    SELECT id
+      FROM job_queue, (SELECT CAST(:queue AS text) AS arg_queue) a
+     WHERE status = 1 AND lock_until IS NULL
+       AND COALESCE(locked_at, updated_at) < now() - )" QC_MS(":older_ms") R"(
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+     ORDER BY id
+     LIMIT CAST(:batch AS integer)
+       FOR UPDATE OF job_queue SKIP LOCKED)";
+  s.reap_unleased_mark = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE now() + )" QC_BACKOFF_ROW_JITTER R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+           last_error = 'no lease (lock_until NULL), processing since '
+                        || )" QC_TS("COALESCE(locked_at, updated_at)") R"( || ' while held by '
+                        || COALESCE(locked_by, 'an unknown worker'),
+           lock_token = NULL,
+           updated_at = now()
+     WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
+       AND COALESCE(locked_at, updated_at) < now() - )" QC_MS(":older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.write = returning(R"(
@@ -403,15 +441,19 @@ Statements make_statements() {
     ORDER BY 1)";
 
   // Session advisory locks: released by lock_release or when the session ends, so nothing
-  // to refresh. They bind :key only (a 64-bit key, see lock_key).
+  // to refresh. They bind :key only: the name, whose bigint key the server computes as
+  // hashtextextended(name, 0), so that an application's SQL can take the same lock
+  // (SELECT pg_try_advisory_lock(hashtextextended('nightly', 0))). The hash is the one
+  // hash partitioning uses, the same on every platform and release.
   s.lock_needs_heartbeat = false;
-  s.lock_acquire = "SELECT CASE WHEN pg_try_advisory_lock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.lock_acquire = "SELECT CASE WHEN pg_try_advisory_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
   s.lock_refresh = "";
   // The lock's connection holds this one advisory lock and nothing else.
   s.lock_check =
       "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
       " AND pid = pg_backend_pid()";
-  s.lock_release = "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.lock_release = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
+  s.lock_shown_key = "SELECT CAST(" QC_LOCK_KEY " AS text)";
 
   s.listen = "LISTEN queuectl_jobs";
 
@@ -430,8 +472,8 @@ Statements make_statements() {
       "SELECT 1 FROM queuectl_schema_migrations WHERE version = CAST(:version AS integer)";
   // A session advisory lock: it outlives each migration's transaction, and its wait is
   // bounded by lock_timeout like any other lock wait.
-  s.migrate_lock = "SELECT 1 FROM pg_advisory_lock(CAST(:key AS bigint))";
-  s.migrate_unlock = "SELECT CASE WHEN pg_advisory_unlock(CAST(:key AS bigint)) THEN 1 ELSE 0 END";
+  s.migrate_lock = "SELECT 1 FROM pg_advisory_lock(" QC_LOCK_KEY ")";
+  s.migrate_unlock = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
   s.table_columns =
       "SELECT CAST(column_name AS text), CAST(data_type AS text) FROM information_schema.columns "
       "WHERE table_schema = current_schema() AND table_name = :name ORDER BY ordinal_position";
@@ -576,14 +618,6 @@ class PostgresqlDialect final : public Dialect {
       PQfreemem(n);
     }
     return out;
-  }
-  // The signed 64-bit value of the name's stable hash, as pg_try_advisory_lock(bigint)
-  // takes it.
-  std::string lock_key(const std::string& name) const override {
-    std::uint64_t h = stable_hash64(name);
-    std::int64_t key = 0;
-    std::memcpy(&key, &h, sizeof key);
-    return std::to_string(key);
   }
 
  private:

@@ -147,6 +147,13 @@ Statements make_statements() {
        AND id > :after
      ORDER BY id
      LIMIT :limit)";
+  s.list_jobs_newest = "SELECT " + cols + R"(
+      FROM job_queue
+     WHERE queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND id < :before
+     ORDER BY id DESC
+     LIMIT :limit)";
 
   s.stats_ready = R"(
     SELECT queue,
@@ -157,7 +164,8 @@ Statements make_statements() {
      WHERE status = 0
      GROUP BY queue)";
   s.stats_processing = R"(
-    SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < )" QC_NOW R"( THEN 1 ELSE 0 END)
+    SELECT queue, COUNT(*), SUM(CASE WHEN lock_until < )" QC_NOW R"( THEN 1 ELSE 0 END),
+           SUM(CASE WHEN lock_until IS NULL THEN 1 ELSE 0 END)
       FROM job_queue INDEXED BY job_queue_leases
      WHERE status = 1
      GROUP BY queue)";
@@ -168,14 +176,16 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
+  // IS is NULL-safe: a row other code claimed without naming a worker is listed too.
   s.list_leases = "SELECT " + cols + ", " QC_AGE_NEG("lock_until") R"(
       FROM job_queue
      WHERE status = 1
        AND queue = COALESCE(:queue, queue)
-       AND locked_by = COALESCE(:worker, locked_by)
-       AND lock_until < )" QC_NOW_PLUS(":within_ms") R"(
-       AND locked_at <= )" QC_NOW_PLUS("-:older_ms") R"(
-     ORDER BY lock_until, id
+       AND locked_by IS COALESCE(:worker, locked_by)
+       AND ((:leased = 1 AND lock_until < )" QC_NOW_PLUS(":within_ms") R"()
+            OR (:unleased = 1 AND lock_until IS NULL))
+       AND COALESCE(locked_at, updated_at) <= )" QC_NOW_PLUS("-:older_ms") R"(
+     ORDER BY lock_until NULLS FIRST, id
      LIMIT :limit)";
 
   s.reap_pick = R"(
@@ -199,6 +209,29 @@ Statements make_statements() {
            lock_token = NULL, lock_until = NULL,
            updated_at = )" QC_NOW R"(
      WHERE id IN ({ids}) AND status = 1 AND lock_until < )" QC_NOW;
+  s.reap_unleased_pick = R"(
+    SELECT id FROM job_queue
+     WHERE status = 1 AND lock_until IS NULL
+       AND COALESCE(locked_at, updated_at) < )" QC_NOW_PLUS("-:older_ms") R"(
+       AND queue = COALESCE(:queue, queue)
+     ORDER BY id
+     LIMIT :batch)";
+  s.reap_unleased_mark = R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
+                                (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
+                                   * (0.5 + 0.5 * (abs(random() % 1000000) / 1000000.0)) / 1000.0)
+                                || ' seconds') END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
+           last_error = 'no lease (lock_until NULL), processing since '
+                        || )" QC_TS("COALESCE(locked_at, updated_at)") R"( || ' while held by '
+                        || COALESCE(locked_by, 'an unknown worker'),
+           lock_token = NULL,
+           updated_at = )" QC_NOW R"(
+     WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
+       AND COALESCE(locked_at, updated_at) < )" QC_NOW_PLUS("-:older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.write = returning(R"(
@@ -286,6 +319,7 @@ Statements make_statements() {
     UPDATE queuectl_locks SET expires_at = )" QC_NOW_PLUS(":ttl_ms") R"(
      WHERE name = :key AND token = :token)";
   s.lock_release = "DELETE FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.lock_shown_key = "SELECT CAST(:key AS TEXT)";
 
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
@@ -346,7 +380,6 @@ class SqliteDialect final : public Dialect {
   bool is_missing_table(const soci::soci_error& e) const override {
     return e.get_error_message().find("no such table") != std::string::npos;
   }
-  std::string lock_key(const std::string& name) const override { return name; }
   std::vector<std::pair<std::string, std::string>> first_migration_columns() const override {
     return {{"id", "integer"},           {"queue", "text"},      {"status", "integer"},
             {"priority", "integer"},     {"run_at", "text"},     {"attempts", "integer"},

@@ -1,0 +1,18 @@
+// The connection keywords this libpq knows, from libpq itself (PQconndefaults), so that a
+// URL parameter the library accepts is never refused by a list of ours that fell behind.
+#include <libpq-fe.h>
+
+#include "core/db_url.hpp"
+
+namespace queuectl {
+
+std::set<std::string> libpq_keywords() {
+  std::set<std::string> out;
+  PQconninfoOption* options = PQconndefaults();
+  if (!options) return out;  // out of memory: the caller then refuses every parameter
+  for (PQconninfoOption* o = options; o->keyword; ++o) out.insert(o->keyword);
+  PQconninfoFree(options);
+  return out;
+}
+
+}  // namespace queuectl
