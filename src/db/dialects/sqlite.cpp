@@ -14,6 +14,15 @@ namespace {
 #define QC_TS(col) "strftime('%Y-%m-%dT%H:%M:%f000Z', " col ")"
 #define QC_AGE_NEG(col) "((julianday(" col ") - julianday('now')) * 86400.0)"
 #define QC_AGE(col) "((julianday('now') - julianday(" col ")) * 86400.0)"
+// now + backoff for the attempt just made: min(cap, base * 2^(attempts-1)) ms times jitter.
+#define QC_RUN_AT_AFTER_BACKOFF_TIMES(jitter)                                                  \
+  "strftime('%Y-%m-%d %H:%M:%f', 'now', (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, " \
+  "0), 40))) * " jitter " / 1000.0) || ' seconds')"
+// fail: the jitter drawn by the client for its one job.
+#define QC_RUN_AT_AFTER_BACKOFF QC_RUN_AT_AFTER_BACKOFF_TIMES(":jitter")
+// reap: a jitter drawn per row, so that a dead host's jobs do not all come back at once.
+#define QC_RUN_AT_AFTER_BACKOFF_ROW_JITTER \
+  QC_RUN_AT_AFTER_BACKOFF_TIMES("(0.5 + 0.5 * (abs(random() % 1000000) / 1000000.0))")
 
 // A ready job `j` with a group key is its group's head and may run: no job of its group is
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
@@ -113,9 +122,7 @@ Statements make_statements() {
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
-                                (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
-                                   * :jitter / 1000.0) || ' seconds') END,
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF R"( END,
            finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
            last_error = :error, lock_token = NULL, lock_until = NULL,
            updated_at = )" QC_NOW R"(
@@ -199,10 +206,7 @@ Statements make_statements() {
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
-                                (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
-                                   * (0.5 + 0.5 * (abs(random() % 1000000) / 1000000.0)) / 1000.0)
-                                || ' seconds') END,
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF_ROW_JITTER R"( END,
            finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
            last_error = 'lease expired at ' || )" QC_TS("lock_until") R"( || ' while held by '
                         || COALESCE(locked_by, 'an unknown worker'),
@@ -220,10 +224,7 @@ Statements make_statements() {
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
            run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now',
-                                (min(:cap_ms, :base_ms * (1 << min(max(attempts - 1, 0), 40)))
-                                   * (0.5 + 0.5 * (abs(random() % 1000000) / 1000000.0)) / 1000.0)
-                                || ' seconds') END,
+                         ELSE )" QC_RUN_AT_AFTER_BACKOFF_ROW_JITTER R"( END,
            finished_at = CASE WHEN attempts >= max_attempts THEN )" QC_NOW R"( END,
            last_error = 'no lease (lock_until NULL), processing since '
                         || )" QC_TS("COALESCE(locked_at, updated_at)") R"( || ' while held by '
