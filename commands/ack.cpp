@@ -91,8 +91,16 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       }
     }
     const std::size_t acked = items.size() - lost.size() - not_found.size();
+    std::set<std::int64_t> unacked(lost.begin(), lost.end());
+    unacked.insert(not_found.begin(), not_found.end());
+    std::vector<std::int64_t> acked_ids;
+    for (const AckItem& item : items)
+      if (!unacked.count(item.id)) acked_ids.push_back(item.id);
+    // Every report has the same shape: a count under the outcome's name, its ids beside it.
     Output out;
-    out.document = {{"acked", acked}, {"lost", lost}, {"not_found", not_found}};
+    out.document = {
+        {"acked", acked},   {"acked_ids", acked_ids},        {"lost", lost.size()},
+        {"lost_ids", lost}, {"not_found", not_found.size()}, {"not_found_ids", not_found}};
     out.lines.push_back("acked " + std::to_string(acked) + " job(s)");
     for (auto id : lost)
       ctx.note("queuectl: error: lease lost on job " + std::to_string(id) + ": not acked");
@@ -131,7 +139,7 @@ Output run_ack(Context& ctx, const AckOptions& o) {
 void setup_ack(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<AckOptions>();
   auto* sub = app.add_subcommand("ack", "Mark a claimed job done (needs its lock token)");
-  sub->add_option("id", o->id, "Job id");
+  sub->add_option("ID", o->id, "Job id");
   sub->add_option("--token", o->token, "The lock_token claim returned");
   sub->add_option("--result", o->result, "Result to store, as JSON");
   sub->add_option("--from", o->from,
@@ -140,7 +148,8 @@ void setup_ack(CLI::App& app, Context& ctx) {
   sub->footer(
       "Exit 3 when the lease was lost (token wrong, job reaped or no longer processing), 4 when\n"
       "the job does not exist. --from acks every line it can in one transaction and reports\n"
-      "the rest (\"lost\", \"not_found\"); its exit code is 3 if any lease was lost, else 4 if\n"
+      "the rest (\"lost_ids\", \"not_found_ids\"); its exit code is 3 if any lease was lost, else "
+      "4 if\n"
       "any id does not exist (3 wins over 4). Empty input acks nothing and exits 0.\n"
       "Examples:\n"
       "  queuectl ack 42 --token 1b4e28ba-2fa1-4d3b-a3f5-ef19a1f3c2d0 --result '{\"ok\":true}'\n"

@@ -8,7 +8,9 @@
 #include "bench/stop_signals.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
+#include "cli/terminal.hpp"
 #include "core/errors.hpp"
+#include "core/human_time.hpp"
 
 namespace queuectl {
 namespace {
@@ -121,8 +123,8 @@ Output bench_view(const DbUrl& url, const bench::BenchOptions& o,
                       r.complete ? std::to_string(r.unfinished) : "-", std::to_string(r.retries),
                       std::to_string(r.errors + r.lease_lost)});
     if (!r.complete)
-      out.lines.push_back(name + ": stopped by --duration after " + fixed(r.seconds, 1) + "s; " +
-                          std::to_string(r.unfinished) + " job(s) not reached");
+      out.lines.push_back(name + ": stopped by --duration after " + human_duration(r.seconds) +
+                          "; " + std::to_string(r.unfinished) + " job(s) not reached");
     if (!r.first_error.empty()) out.lines.push_back(name + ": error: " + r.first_error);
     if (r.lease_lost > 0)
       out.lines.push_back(name + ": " + std::to_string(r.lease_lost) + " ack(s) lost the lease");
@@ -162,11 +164,18 @@ void run_bench_command(Context& ctx, const BenchCliOptions& c) {
   hooks.stop_signal = [] { return bench::StopSignals::received(); };
   hooks.warn = [&ctx](const std::string& line) { *ctx.err << "queuectl: error: " << line << "\n"; };
   if (tty) {
+    // One line rewritten in place (processed of total, rate, time left), cleared when a
+    // strategy ends: the table at the end reports every strategy once.
     hooks.progress = [&ctx](Strategy s, std::int64_t runs, std::int64_t jobs, double secs,
                             bool done) {
-      *ctx.err << "\r" << bench::strategy_name(s) << ": " << runs << " of " << jobs
-               << " job(s) processed, " << fixed(secs, 1) << "s   " << (done ? "\n" : "")
-               << std::flush;
+      if (done)
+        *ctx.err << "\r\x1b[K";
+      else
+        *ctx.err << "\r"
+                 << progress_text(std::string(bench::strategy_name(s)) + ": processed", runs, jobs,
+                                  "job(s)", secs)
+                 << "\x1b[K";
+      *ctx.err << std::flush;
     };
   }
   const auto results = bench::run_bench(url, o, hooks);

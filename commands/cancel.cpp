@@ -14,7 +14,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CancelOptions>();
   auto* sub =
       app.add_subcommand("cancel", "Cancel ready or failed jobs (processing ones with --force)");
-  sub->add_option("ids", o->ids, "Job ids")->required();
+  sub->add_option("ID", o->ids, "Job ids")->required();
   sub->add_flag("--force", o->force,
                 "Also cancel processing jobs: their workers' ack, fail and extend then exit 3");
   sub->footer(

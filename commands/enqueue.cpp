@@ -186,9 +186,9 @@ Output run_enqueue(Context& ctx, const EnqueueOptions& o) {
 void setup_enqueue(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<EnqueueOptions>();
   auto* sub = app.add_subcommand("enqueue", "Add a job to a queue (or many with --from)");
-  sub->add_option("queue", o->queue, "Queue name, [A-Za-z0-9._:-]{1,64}");
+  sub->add_option("QUEUE", o->queue, "Queue name, [A-Za-z0-9._:-]{1,64}");
   auto* payload =
-      sub->add_option("payload", o->payload, "Job payload as JSON (default {}; - reads stdin)");
+      sub->add_option("PAYLOAD", o->payload, "Job payload as JSON (default {}; - reads stdin)");
   sub->add_option("--priority", o->priority, "Larger runs first (default 0)");
   sub->add_option("--delay", o->delay, "Run no earlier than now + DUR (e.g. 30s, 5m)");
   sub->add_option("--run-at", o->run_at,

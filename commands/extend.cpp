@@ -30,8 +30,8 @@ Output run_extend(Context& ctx, const ExtendOptions& o) {
 void setup_extend(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ExtendOptions>();
   auto* sub = app.add_subcommand("extend", "Push a live lease to now + DUR (heartbeat)");
-  sub->add_option("id", o->id, "Job id")->required();
-  sub->add_option("--token", o->token, "The lock_token claim returned");
+  sub->add_option("ID", o->id, "Job id")->required();
+  sub->add_option("--token", o->token, "The lock_token claim returned")->required();
   sub->add_option("--lease", o->lease, "New lease from now (default 30s)");
   sub->footer(
       "An expired lease cannot be extended (exit 3): the reaper may already have handed\n"

@@ -49,8 +49,8 @@ Output run_fail(Context& ctx, const FailOptions& o) {
 void setup_fail(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<FailOptions>();
   auto* sub = app.add_subcommand("fail", "Record a failed attempt: retry after backoff or fail");
-  sub->add_option("id", o->id, "Job id")->required();
-  sub->add_option("--token", o->token, "The lock_token claim returned");
+  sub->add_option("ID", o->id, "Job id")->required();
+  sub->add_option("--token", o->token, "The lock_token claim returned")->required();
   sub->add_option("--error", o->error, "What went wrong (kept as last_error)");
   sub->add_option("--retry-in", o->retry_in, "Retry after exactly DUR instead of the backoff");
   sub->add_flag("--permanent", o->permanent, "Fail now, whatever attempts remain");

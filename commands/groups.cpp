@@ -1,11 +1,13 @@
 // queuectl groups: the ordered groups of a queue that hold their jobs back right now.
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
 #include "db/admin_repository.hpp"
 #include "db/group_repository.hpp"
+#include "db/job_repository.hpp"
 
 namespace queuectl {
 namespace {
@@ -33,7 +35,9 @@ Output run_groups(Context& ctx, const GroupsOptions& o) {
              o.queue + " --strict-groups on`)");
   if (static_cast<int>(groups.size()) == f.limit)
     ctx.note("showing the first " + std::to_string(f.limit) + " groups: raise --limit for more");
-  return groups_view(groups);
+  std::optional<std::string> now;
+  if (ctx.format() == Format::table && !groups.empty()) now = JobRepository(db).now();
+  return groups_view(groups, now);
 }
 
 }  // namespace
@@ -42,7 +46,7 @@ void setup_groups(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<GroupsOptions>();
   auto* sub =
       app.add_subcommand("groups", "Ordered groups that are busy or blocked, with their heads");
-  sub->add_option("queue", o->queue, "Queue name")->required();
+  sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_flag("--blocked", o->blocked,
                 "Only groups blocked by a failed head (strict mode); retry, cancel or purge "
                 "the head to unblock");

@@ -1,7 +1,4 @@
 // queuectl leases: processing jobs, who holds them and for how long.
-#include <algorithm>
-#include <cstdio>
-#include <map>
 #include <memory>
 #include <optional>
 
@@ -9,6 +6,8 @@
 #include "cli/input.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
+#include "core/human_time.hpp"
+#include "db/job_repository.hpp"
 #include "db/lease_repository.hpp"
 
 namespace queuectl {
@@ -24,23 +23,18 @@ struct LeasesOptions {
   int limit = 1000;
 };
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1fs", s);
-  return buf;
-}
-
 // A row without a lease (lock_until NULL, set to processing by other code): seconds_left
 // null, "unleased": true, and "no lease" in the table; no reaper returns it by itself.
-Output leases_view(const std::vector<Lease>& leases) {
+// `summary` counts every matching lease per worker, however many rows `leases` holds.
+Output leases_view(const std::vector<Lease>& leases, const std::vector<WorkerLeases>& summary,
+                   const std::optional<std::string>& now) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  Table t{{"ID", "QUEUE", "WORKER", "LOCKED_AT", "LOCK_UNTIL", "LEFT", "ATTEMPTS"}, {}};
-  struct WorkerSummary {
-    int held = 0, expired = 0, unleased = 0;
-    std::optional<double> least_left;
-  };
-  std::map<std::string, WorkerSummary> workers;
+  const std::vector<Fit> fit = {Fit::keep, Fit::shrink, Fit::shrink, Fit::keep,
+                                Fit::keep, Fit::keep,   Fit::keep};
+  Table t{{"ID", "QUEUE", "WORKER", "HELD", "LEFT", "ATTEMPTS"}, {}, fit};
+  Table wide{
+      {"ID", "QUEUE", "WORKER", "LOCKED_AT", "LOCK_UNTIL", "LEFT", "ATTEMPTS", "TOKEN"}, {}, fit};
   for (const Lease& l : leases) {
     const bool expired = l.seconds_left && *l.seconds_left < 0;
     auto doc = job_json(l.job);
@@ -49,30 +43,33 @@ Output leases_view(const std::vector<Lease>& leases) {
     doc["expired"] = expired;
     doc["unleased"] = !l.seconds_left;
     out.document.push_back(doc);
-    const std::string worker = l.job.locked_by.value_or("-");
-    const std::string left = !l.seconds_left ? "no lease"
-                             : expired       ? "expired " + seconds_text(*l.seconds_left)
-                                             : seconds_text(*l.seconds_left);
-    t.rows.push_back({std::to_string(l.job.id), l.job.queue, worker, l.job.locked_at.value_or("-"),
-                      l.job.lock_until.value_or("-"), left,
-                      std::to_string(l.job.attempts) + "/" + std::to_string(l.job.max_attempts)});
-    WorkerSummary& w = workers[worker];
-    ++w.held;
-    if (expired) ++w.expired;
-    if (!l.seconds_left) ++w.unleased;
-    if (l.seconds_left) w.least_left = std::min(w.least_left.value_or(1e18), *l.seconds_left);
+    const std::string id = std::to_string(l.job.id), worker = l.job.locked_by.value_or("-");
+    const std::string left = time_left_text(l.seconds_left);
+    const std::string attempts =
+        std::to_string(l.job.attempts) + "/" + std::to_string(l.job.max_attempts);
+    // HELD: how long the worker has had it (since locked_at, else updated_at).
+    const std::string since = l.job.locked_at.value_or(l.job.updated_at);
+    t.rows.push_back(
+        {id, l.job.queue, worker, now ? age_text(since, *now) : since, left, attempts});
+    wide.rows.push_back({id, l.job.queue, worker, l.job.locked_at.value_or("-"),
+                         l.job.lock_until.value_or("-"), left, attempts,
+                         l.job.lock_token.value_or("-")});
   }
   out.items = out.document;
   out.table = t;
-  if (!workers.empty()) {
-    // Per worker: a worker whose leases all expired has most likely died.
-    Table summary{{"WORKER", "LEASES", "EXPIRED", "UNLEASED", "SOONEST"}, {}};
-    for (const auto& [name, w] : workers)
-      summary.rows.push_back({name, std::to_string(w.held), std::to_string(w.expired),
-                              std::to_string(w.unleased),
-                              w.least_left ? seconds_text(*w.least_left) : "-"});
+  out.wide_table = wide;
+  if (!summary.empty()) {
+    // Per worker, over every matching lease: a worker whose leases all expired has most
+    // likely died.
+    Table per_worker{{"WORKER", "LEASES", "EXPIRED", "UNLEASED", "SOONEST"}, {}, {Fit::shrink}};
+    for (const WorkerLeases& w : summary)
+      per_worker.rows.push_back(
+          {w.worker.value_or("-"), std::to_string(w.leases), std::to_string(w.expired),
+           std::to_string(w.unleased),
+           w.soonest_seconds_left ? time_left_text(w.soonest_seconds_left) : "-"});
     out.lines.push_back("");
-    std::string rendered = render_table(summary);
+    // Not fitted to the terminal: it sits in the plain lines after the table.
+    std::string rendered = render_table(per_worker);
     if (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();
     out.lines.push_back(rendered);
   }
@@ -104,9 +101,24 @@ Output run_leases(Context& ctx, const LeasesOptions& o) {
   }
   validate_positive(o.limit, "--limit");
   f.limit = o.limit;
-  auto leases = LeaseRepository(ctx.migrated_db()).leases(f);
-  if (leases.empty()) ctx.note("no leases match");
-  return leases_view(leases);
+  Database& db = ctx.migrated_db();
+  LeaseRepository repo(db);
+  auto leases = repo.leases(f);
+  if (leases.empty()) {
+    ctx.note("no leases match");
+    return leases_view(leases, {}, std::nullopt);
+  }
+  auto summary = repo.lease_summary(f);
+  std::int64_t total = 0;
+  for (const WorkerLeases& w : summary) total += w.leases;
+  // Said on stderr, as list says "more may follow": the summary still counts them all.
+  if (static_cast<std::int64_t>(leases.size()) < total)
+    ctx.note("showing " + std::to_string(leases.size()) + " of " + std::to_string(total) +
+             " leases: raise --limit for more (the summary per worker counts all " +
+             std::to_string(total) + ")");
+  std::optional<std::string> now;
+  if (ctx.format() == Format::table) now = JobRepository(db).now();
+  return leases_view(leases, summary, now);
 }
 
 }  // namespace
@@ -114,7 +126,7 @@ Output run_leases(Context& ctx, const LeasesOptions& o) {
 void setup_leases(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<LeasesOptions>();
   auto* sub = app.add_subcommand("leases", "Show processing jobs, their workers and time left");
-  sub->add_option("queue", o->queue, "Only this queue");
+  sub->add_option("QUEUE", o->queue, "Only this queue");
   sub->add_flag("--expired", o->expired, "Only leases that have already expired");
   sub->add_flag("--unleased", o->unleased,
                 "Only processing jobs without a lease (lock_until NULL, set by other code)");
@@ -124,11 +136,13 @@ void setup_leases(CLI::App& app, Context& ctx) {
   sub->add_option("--worker", o->worker, "Only leases held by this worker");
   sub->add_option("--limit", o->limit, "At most N leases (default 1000)");
   sub->footer(
-      "The table ends with a summary per worker: a worker whose leases have all expired\n"
-      "has most likely died, and `queuectl reap` will return its jobs. A job set to\n"
-      "processing by other code without a lease (lock_until NULL) is listed first, LEFT\n"
-      "\"no lease\" (JSON: \"seconds_left\": null, \"unleased\": true); no reaper returns it\n"
-      "by itself: see `queuectl reap --unleased --older-than DUR`.\n"
+      "HELD is how long the worker has held the job, LEFT the time left on its lease; -o wide\n"
+      "shows LOCKED_AT, LOCK_UNTIL and the token. The table ends with a summary per worker,\n"
+      "over every matching lease even when --limit cuts the rows (stderr says so): a worker\n"
+      "whose leases have all expired has most likely died, and `queuectl reap` will return\n"
+      "its jobs. A job set to processing by other code without a lease (lock_until NULL) is\n"
+      "listed first, LEFT \"no lease\" (JSON: \"seconds_left\": null, \"unleased\": true); no\n"
+      "reaper returns it by itself: see `queuectl reap --unleased --older-than DUR`.\n"
       "Examples:\n"
       "  queuectl leases --expired\n"
       "  queuectl leases emails --expiring-within 30s -o json");

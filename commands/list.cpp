@@ -1,5 +1,6 @@
 // queuectl list: jobs by queue and status, in id order, a page at a time.
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/views.hpp"
@@ -36,11 +37,15 @@ Output run_list(Context& ctx, const ListOptions& o) {
   const std::string& from = o.newest_first ? o.before : o.after;
   f.after = from.empty() || from == "0" ? 0 : parse_job_id(from);
   f.newest_first = o.newest_first;
-  auto jobs = JobRepository(ctx.migrated_db()).list(f);
+  JobRepository repo(ctx.migrated_db());
+  auto jobs = repo.list(f);
   if (static_cast<int>(jobs.size()) == f.limit)
     ctx.note("more may follow: add " + std::string(o.newest_first ? "--before " : "--after ") +
              std::to_string(jobs.back().id));
-  return jobs_view(jobs);
+  // The table's ages are seen from the database clock, never this host's.
+  std::optional<std::string> now;
+  if (ctx.format() == Format::table && !jobs.empty()) now = repo.now();
+  return jobs_view(jobs, now, JobsTable::listing);
 }
 
 }  // namespace
@@ -48,7 +53,7 @@ Output run_list(Context& ctx, const ListOptions& o) {
 void setup_list(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ListOptions>();
   auto* sub = app.add_subcommand("list", "List jobs, oldest (or newest) first, a page at a time");
-  sub->add_option("queue", o->queue, "Only this queue");
+  sub->add_option("QUEUE", o->queue, "Only this queue");
   sub->add_option("--status", o->status,
                   "Only these statuses: ready,processing,done,failed,canceled");
   sub->add_option("--limit", o->limit, "Jobs per page (default 100)");
@@ -59,7 +64,8 @@ void setup_list(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  queuectl list emails --status failed\n"
       "  queuectl list --status ready,processing --limit 50 --after 1200 -o ndjson\n"
-      "  queuectl list emails --newest-first --limit 20");
+      "  queuectl list emails --newest-first --limit 20\n"
+      "  queuectl -o wide list emails     (absolute times, worker, token, group key)");
   sub->callback([&ctx, o] { ctx.print(run_list(ctx, *o)); });
 }
 

@@ -15,6 +15,10 @@ struct LockOptions {
   std::string name;
   std::string wait;
   bool print_key = false;
+  // -E: the exit code for "the lock is held elsewhere" (flock's -E), so that it cannot be
+  // mistaken for the command's own exit code 5.
+  int conflict_code = static_cast<int>(ExitCode::lock_busy);
+  bool conflict_code_given = false;
   std::vector<std::string> command;
 };
 
@@ -57,13 +61,16 @@ Output key_view(Context& ctx, const std::string& name) {
 int run_lock(Context& ctx, const LockOptions& o) {
   validate_lock_name(o.name);
   if (o.print_key) {
-    if (!o.command.empty() || !o.wait.empty())
+    if (!o.command.empty() || !o.wait.empty() || o.conflict_code_given)
       throw UsageError("--print-key takes only a lock name: queuectl lock --print-key NAME");
     ctx.print(key_view(ctx, o.name));
     return 0;
   }
   if (o.command.empty())
     throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
+  if (o.conflict_code < 0 || o.conflict_code > 255)
+    throw UsageError("invalid --conflict-exit-code " + std::to_string(o.conflict_code) +
+                     ": use 0 to 255");
   Duration wait = duration_option(o.wait, "--wait", Duration());
   if (wait.ms() < 0) throw UsageError("--wait must not be negative");
   // The connection that checked the schema, held for the whole run and used for nothing
@@ -71,10 +78,15 @@ int run_lock(Context& ctx, const LockOptions& o) {
   // expires without its heartbeat).
   std::unique_ptr<Database> db = ctx.take_migrated_db();
   auto lock = NamedLock::acquire(*db, o.name, wait);
-  if (!lock)
-    throw LockBusy("lock '" + o.name + "' is held by someone else" +
-                   (wait.positive() ? " (waited " + wait.str() + ")" : "") +
-                   "; try again later or pass --wait DUR");
+  if (!lock) {
+    LockBusy busy("lock '" + o.name + "' is held by someone else" +
+                  (wait.positive() ? " (waited " + wait.str() + ")" : "") +
+                  "; try again later or pass --wait DUR");
+    if (o.conflict_code == static_cast<int>(ExitCode::lock_busy)) throw busy;
+    // Said on stderr all the same (silenced by -q), then the code the caller chose.
+    ctx.note(std::string("queuectl: ") + busy.what());
+    throw CommandExit(o.conflict_code);
+  }
   ctx.debug("holding lock '" + o.name + "'" +
             (lock->key() != o.name ? " under the key '" + lock->key() + "'" : ""));
   // Should the lock be lost while CMD runs (the server session dropped, or a SQLite row
@@ -92,26 +104,32 @@ int run_lock(Context& ctx, const LockOptions& o) {
 void setup_lock(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<LockOptions>();
   auto* sub = app.add_subcommand("lock", "Run a command while holding a database named lock");
-  sub->add_option("name", o->name, "Lock name")->required();
+  sub->add_option("NAME", o->name, "Lock name")->required();
   sub->add_option("--wait", o->wait, "Wait up to DUR for the lock (default: do not wait)");
+  auto* conflict =
+      sub->add_option("-E,--conflict-exit-code", o->conflict_code,
+                      "Exit code when the lock is busy (default 5), as flock -E; 0 to 255");
   sub->add_flag("--print-key", o->print_key,
                 "Print the key the database locks for NAME (for your own SQL); take nothing");
-  sub->add_option("command", o->command, "The command to run, after --");
+  sub->add_option("COMMAND", o->command, "The command to run, after --");
   sub->footer(
       "PostgreSQL: pg_try_advisory_lock(hashtextextended(NAME, 0)); MySQL/MariaDB:\n"
       "GET_LOCK(NAME, 0), NAME as it is (a name the server refuses, such as one over 64\n"
       "characters on MySQL 8 or 192 bytes on MariaDB, is locked under a stand-in key that\n"
       "--print-key shows); SQLite: a lock row with a heartbeat. An application's own SQL\n"
       "taking the same lock excludes queuectl, and the reverse.\n"
-      "The command's exit code becomes queuectl's; exit 5 when the lock is busy.\n"
+      "The command's exit code becomes queuectl's; exit 5 when the lock is busy, or the\n"
+      "code given with -E (choose one the command never exits with).\n"
       "Signals sent to queuectl are passed on to the command, and the command is killed if\n"
       "queuectl dies. If the lock is lost while it runs (the database connection dropped),\n"
       "the command is stopped and queuectl exits 1.\n"
       "Examples:\n"
       "  queuectl lock nightly-report -- ./make-report.sh --month 2026-11\n"
       "  queuectl lock billing --wait 5m -- php artisan billing:run\n"
+      "  queuectl lock -E 99 nightly-report -- ./make-report.sh   # 99: skipped, busy\n"
       "  queuectl lock --print-key nightly-report");
-  sub->callback([&ctx, o] {
+  sub->callback([&ctx, o, conflict] {
+    o->conflict_code_given = conflict->count() > 0;
     int code = run_lock(ctx, *o);
     if (code != 0) throw CommandExit(code);
   });

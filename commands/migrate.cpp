@@ -26,7 +26,8 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
     out.items = out.document;
     return out;
   }
-  Migrator migrator(ctx.db());
+  // Only applying creates an SQLite file; --status reads.
+  Migrator migrator(ctx.db(o.status ? CreateFile::no : CreateFile::yes));
   if (o.status) return migrations_view(migrator.status(), false);
   auto applied = migrator.apply();
   // What was applied is a report: -q prints nothing on every deploy.

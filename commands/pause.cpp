@@ -10,7 +10,7 @@ namespace queuectl {
 void setup_pause(CLI::App& app, Context& ctx) {
   auto queue = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("pause", "Pause a queue: claims get nothing until resume");
-  sub->add_option("queue", *queue, "Queue name")->required();
+  sub->add_option("QUEUE", *queue, "Queue name")->required();
   sub->footer(
       "Jobs can still be enqueued; running jobs finish normally. `stats` shows it paused.\n"
       "A queue with no jobs and no settings yet is paused too (ahead of a deploy, say), with\n"

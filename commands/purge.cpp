@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "db/admin_repository.hpp"
 
@@ -37,13 +38,14 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
   if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");
   f.batch = o.batch;
   DryRun dry = o.dry_run ? DryRun::yes : DryRun::no;
-  bool tty = ctx.interactive_stderr();
+  // On a terminal: a line that rewrites itself after each batch, cleared at the end so
+  // that the report below takes its place. (The total is not known before the end.)
+  ProgressLine line(*ctx.err, ctx.interactive_stderr());
   auto progress = [&](std::int64_t n) {
-    if (tty)
-      *ctx.err << "\r" << (o.dry_run ? "counted " : "purged ") << n << " job(s)" << std::flush;
+    line.update(o.dry_run ? "counted" : "purged", n, std::nullopt, "job(s)");
   };
   std::int64_t n = AdminRepository(ctx.migrated_db()).purge(f, dry, progress);
-  if (tty && n > 0) *ctx.err << "\n";
+  line.finish();
   Output out;
   out.document = {{"dry_run", o.dry_run}, {o.dry_run ? "would_purge" : "purged", n}};
   out.lines.push_back((o.dry_run ? "would purge " : "purged ") + std::to_string(n) + " job(s)");
@@ -55,8 +57,10 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
 void setup_purge(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PurgeOptions>();
   auto* sub = app.add_subcommand("purge", "Delete finished jobs older than a cutoff");
-  sub->add_option("queue", o->queue, "Only this queue");
-  sub->add_option("--older-than", o->older_than, "Finished more than DUR ago (required)");
+  sub->add_option("QUEUE", o->queue, "Only this queue");
+  sub->add_option("--older-than", o->older_than, "Finished more than DUR ago")
+      ->type_name("DUR")
+      ->required();
   sub->add_option("--status", o->status, "Which finished jobs: done,failed,canceled (default all)");
   sub->add_option("--batch", o->batch, "Rows deleted per transaction (default 1000)");
   sub->add_flag("--dry-run", o->dry_run, "Count what would be deleted; delete nothing");

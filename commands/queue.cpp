@@ -37,7 +37,7 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
 void setup_queue(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<QueueOptions>();
   auto* sub = app.add_subcommand("queue", "Show or change a queue's settings (strict groups)");
-  sub->add_option("queue", o->queue, "Queue name")->required();
+  sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--strict-groups", o->strict_groups,
                   "on: a failed job blocks the rest of its group until it is retried, "
                   "canceled or purged; off (default): the group moves on")

@@ -1,8 +1,11 @@
 // queuectl reap: return jobs whose leases expired (their workers died), for cron; with
 // --unleased, processing rows that other code left without a lease, once old enough.
+#include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/terminal.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
 #include "db/lease_repository.hpp"
@@ -20,11 +23,38 @@ struct ReapCliOptions {
   std::string older_than;
 };
 
+// At most this many ids of each kind are listed in the table view; -o json has them all.
+constexpr std::size_t kIdsShown = 10;
+
+// "1 2 3 ... and 1990 more": the first ids of `v`, so that a cron mail stays short.
+std::string first_ids(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size() && i < kIdsShown; ++i)
+    s += (i ? " " : "") + std::to_string(v[i]);
+  if (v.size() > kIdsShown) s += " ... and " + std::to_string(v.size() - kIdsShown) + " more";
+  return s;
+}
+
 // `lock`: the named lock this run took (null with --no-lock or --dry-run). `skipped`: the
 // run did nothing because another reaper held that lock.
 // `unleased`: the run returned rows without a lease (--unleased), not expired ones.
 Output reap_view(const ReapResult& r, DryRun dry_run, bool unleased, const std::string& lock = "",
                  bool skipped = false) {
+  auto optional_text = [](const std::optional<std::string>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json counts = nlohmann::ordered_json::array();
+  Table table{{"QUEUE", "FORMER_WORKER", dry_run == DryRun::yes ? "WOULD_READY" : "READY",
+               dry_run == DryRun::yes ? "WOULD_FAIL" : "FAILED"},
+              {}};
+  for (const ReapCount& c : r.counts) {
+    counts.push_back({{"queue", c.queue},
+                      {"worker", optional_text(c.worker)},
+                      {"requeued", c.requeued},
+                      {"failed", c.failed}});
+    table.rows.push_back(
+        {c.queue, c.worker.value_or("-"), std::to_string(c.requeued), std::to_string(c.failed)});
+  }
   Output out;
   out.document = {{"dry_run", dry_run == DryRun::yes},
                   {"unleased", unleased},
@@ -32,21 +62,19 @@ Output reap_view(const ReapResult& r, DryRun dry_run, bool unleased, const std::
                   {"failed", r.failed.size()},
                   {"requeued_ids", r.requeued},
                   {"failed_ids", r.failed},
+                  {"counts", counts},
                   {"batches", r.batches},
                   {"lock", lock.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(lock)},
                   {"skipped", skipped}};
+  // The table counts by queue and former worker: who died, and where.
+  if (!table.rows.empty()) out.table = std::move(table);
   std::string verb = dry_run == DryRun::yes ? "would return " : "returned ";
   out.lines.push_back(verb + std::to_string(r.requeued.size()) +
                       (unleased ? " job(s) without a lease" : " expired job(s)") +
                       " to ready and " + (dry_run == DryRun::yes ? "fail " : "failed ") +
                       std::to_string(r.failed.size()) + " out of attempts");
-  auto ids = [](const std::vector<std::int64_t>& v) {
-    std::string s;
-    for (auto id : v) s += (s.empty() ? "" : " ") + std::to_string(id);
-    return s;
-  };
-  if (!r.requeued.empty()) out.lines.push_back("ready:  " + ids(r.requeued));
-  if (!r.failed.empty()) out.lines.push_back("failed: " + ids(r.failed));
+  if (!r.requeued.empty()) out.lines.push_back("ready:  " + first_ids(r.requeued));
+  if (!r.failed.empty()) out.lines.push_back("failed: " + first_ids(r.failed));
   return out;
 }
 
@@ -95,16 +123,30 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
       return;
     }
   }
+  // On a terminal: done of total, rate and time left, rewritten after each batch and
+  // cleared at the end, so that the report takes its place. The total is what was reaped by
+  // the first batch plus what still matched after it (one count, on a terminal only).
+  ProgressLine line(*ctx.err, ctx.interactive_stderr());
+  std::optional<std::int64_t> total;
   auto progress = [&](const ReapResult& so_far) {
     if (lock && !lock->held())
       throw Error("lost the named lock " + lock->name() + " after " +
                   std::to_string(so_far.batches) + " batch(es); stopped (run reap again)");
-    if (ctx.interactive_stderr())
-      *ctx.err << "\rreaped " << so_far.requeued.size() + so_far.failed.size() << " job(s) in "
-               << so_far.batches << " batch(es)" << std::flush;
+    if (!ctx.interactive_stderr()) return;
+    const std::int64_t done = so_far.requeued.size() + so_far.failed.size();
+    if (!total) {
+      LeaseFilter left;
+      left.queue = r.queue;
+      left.kind = r.unleased_older_than ? LeaseKind::unleased : LeaseKind::expired;
+      left.older_than = r.unleased_older_than;
+      total = done;
+      for (const WorkerLeases& w : LeaseRepository(db).lease_summary(left)) *total += w.leases;
+    }
+    line.update("reaped", done, std::max(*total, done),
+                "job(s) in " + std::to_string(so_far.batches) + " batch(es)");
   };
   ReapResult result = LeaseRepository(db).reap(r, progress);
-  if (ctx.interactive_stderr() && result.batches > 0) *ctx.err << "\n";
+  line.finish();
   // `-q reap` from cron: a run that found nothing prints nothing, so cron mails only
   // when leases did expire (a worker died) or something failed.
   const bool nothing = result.requeued.empty() && result.failed.empty();
@@ -117,7 +159,7 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
 void setup_reap(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ReapCliOptions>();
   auto* sub = app.add_subcommand("reap", "Return jobs whose leases expired (for cron)");
-  sub->add_option("queue", o->queue, "Only this queue");
+  sub->add_option("QUEUE", o->queue, "Only this queue");
   sub->add_option("--batch", o->batch, "Jobs per transaction (default 1000)");
   sub->add_flag("--dry-run", o->dry_run, "Show what would happen; change nothing");
   sub->add_flag("--no-lock", o->no_lock, "Do not take the queuectl:reap named lock");
@@ -136,6 +178,8 @@ void setup_reap(CLI::App& app, Context& ctx) {
       "A job that other code set to processing without a lease (lock_until NULL) never\n"
       "expires: --unleased --older-than DUR returns those in processing for more than DUR\n"
       "(since locked_at, else updated_at) the same way, and only those.\n"
+      "The table counts the jobs by queue and former worker, then lists the first ids of\n"
+      "each kind (\"... and N more\"); -o json has every id.\n"
       "Examples:\n"
       "  queuectl reap\n"
       "  queuectl reap emails --dry-run -o json\n"

@@ -11,14 +11,30 @@ struct CommandEntry {
 };
 
 const CommandEntry kCommands[] = {
-    {"Schema", setup_migrate},    {"Producing", setup_enqueue}, {"Consuming", setup_claim},
-    {"Consuming", setup_ack},     {"Consuming", setup_fail},    {"Consuming", setup_extend},
-    {"Consuming", setup_release}, {"Consuming", setup_work},    {"Inspecting", setup_show},
-    {"Inspecting", setup_list},   {"Inspecting", setup_stats},  {"Inspecting", setup_leases},
-    {"Inspecting", setup_groups}, {"Inspecting", setup_bench},  {"Operating", setup_retry},
-    {"Operating", setup_cancel},  {"Operating", setup_purge},   {"Operating", setup_pause},
-    {"Operating", setup_resume},  {"Operating", setup_queue},   {"Operating", setup_reap},
-    {"Operating", setup_lock},    {"", setup_complete},
+    {"Schema", setup_migrate},
+    {"Producing", setup_enqueue},
+    {"Consuming", setup_claim},
+    {"Consuming", setup_ack},
+    {"Consuming", setup_fail},
+    {"Consuming", setup_extend},
+    {"Consuming", setup_release},
+    {"Consuming", setup_work},
+    {"Inspecting", setup_show},
+    {"Inspecting", setup_list},
+    {"Inspecting", setup_stats},
+    {"Inspecting", setup_leases},
+    {"Inspecting", setup_groups},
+    {"Inspecting", setup_bench},
+    {"Operating", setup_retry},
+    {"Operating", setup_cancel},
+    {"Operating", setup_purge},
+    {"Operating", setup_pause},
+    {"Operating", setup_resume},
+    {"Operating", setup_queue},
+    {"Operating", setup_reap},
+    {"Operating", setup_lock},
+    {"", setup_help},
+    {"", setup_complete},
 };
 
 // An option given an empty value ('--delay ""', '--db ""') is a mistake, not "not given":
@@ -34,8 +50,9 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size() == 0) continue;  // a flag
     const std::string name = opt->get_name(false, true);
-    // (lock's NAME has its own check, whose message names the lock name.)
-    if (name == "command" || name == "--error" || name == "name") continue;
+    // (lock's NAME has its own check, whose message names the lock name; help's COMMAND
+    // is named in its own error.)
+    if (name == "COMMAND" || name == "--error" || name == "NAME") continue;
     opt->check(non_empty);
   }
   for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);

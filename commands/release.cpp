@@ -26,8 +26,8 @@ Output run_release(Context& ctx, const ReleaseOptions& o) {
 void setup_release(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ReleaseOptions>();
   auto* sub = app.add_subcommand("release", "Give a claimed job back: ready now, attempt returned");
-  sub->add_option("id", o->id, "Job id")->required();
-  sub->add_option("--token", o->token, "The lock_token claim returned");
+  sub->add_option("ID", o->id, "Job id")->required();
+  sub->add_option("--token", o->token, "The lock_token claim returned")->required();
   sub->footer("Example:\n  queuectl release 42 --token T");
   sub->callback([&ctx, o] { ctx.print_report(run_release(ctx, *o)); });
 }

@@ -9,7 +9,7 @@ namespace queuectl {
 void setup_resume(CLI::App& app, Context& ctx) {
   auto queue = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("resume", "Resume a paused queue");
-  sub->add_option("queue", *queue, "Queue name")->required();
+  sub->add_option("QUEUE", *queue, "Queue name")->required();
   sub->footer(
       "A queue that was not paused is left as it is: stderr says so, and exit 0.\n"
       "Example:\n  queuectl resume emails");

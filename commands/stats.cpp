@@ -5,25 +5,33 @@
 
 #include "cli/commands.hpp"
 #include "cli/views.hpp"
+#include "core/display_text.hpp"
 #include "db/job_repository.hpp"
 
 namespace queuectl {
 namespace {
 
-// A label value in the exposition format: backslash, double quote and newline escaped.
-// (queuectl validates queue names, but rows inserted by plain SQL, as in the outbox
-// pattern, may carry anything.)
+// A label value in the exposition format: backslash, double quote and line feed escaped
+// as the format defines. (queuectl validates queue names, but rows inserted by plain SQL,
+// as in the outbox pattern, may carry anything.) The format has no other escapes, so any
+// other control character, and any byte that is not UTF-8, is written as the visible text
+// \x1b (its backslash escaped): the file stays valid and a terminal showing it stays sane.
 std::string label(const std::string& value) {
   std::string out;
-  for (char c : value) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
+  for (std::size_t i = 0; i < value.size();) {
+    const char c = value[i];
+    if (c == '\\' || c == '"' || c == '\n') {
+      out += c == '\n' ? "\\n" : std::string("\\") + c;
+      ++i;
+      continue;
+    }
+    std::size_t n = 1;
+    const std::string escape = visible_escape(std::string_view(value).substr(i), &n);
+    if (escape.empty())
+      out.append(value, i, n);
     else
-      out += c;
+      out += "\\" + escape;
+    i += n;
   }
   return out;
 }
@@ -81,7 +89,7 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
 void setup_stats(CLI::App& app, Context& ctx) {
   auto queues = std::make_shared<std::vector<std::string>>();
   auto* sub = app.add_subcommand("stats", "Per-queue counts: ready, scheduled, processing, ...");
-  sub->add_option("queues", *queues, "Only these queues");
+  sub->add_option("QUEUE", *queues, "Only these queues");
   sub->footer(
       "UNLEASED (JSON \"unleased\") counts processing jobs without a lease (lock_until NULL,\n"
       "set by other code): they are in PROCESSING too, never expire, and come back only\n"
@@ -89,6 +97,8 @@ void setup_stats(CLI::App& app, Context& ctx) {
       "Also -o prometheus, for node_exporter's textfile collector: write a temporary file,\n"
       "then rename it, so that the collector never reads half a file. A queue named twice\n"
       "is reported once.\n"
+      "The table fits 80 columns: SCHED is scheduled, PROC processing, OLDEST the age of the\n"
+      "oldest due ready job, FLAGS paused and strict; -o wide has every count (CANCELED too).\n"
       "Examples:\n"
       "  queuectl stats\n"
       "  queuectl stats emails -o json\n"

@@ -60,7 +60,9 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
            std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
   auto debug = [&ctx](const std::string& line) { ctx.debug(line); };
-  WorkerSummary s = run_worker(std::move(db), o, log, debug);
+  // The jobs' own stderr is theirs, not queuectl's diagnostics: -q does not silence it.
+  auto job_stderr = [&ctx](const std::string& line) { *ctx.err << line + "\n" << std::flush; };
+  WorkerSummary s = run_worker(std::move(db), o, log, debug, job_stderr);
   Output out;
   out.document = {{"worker", o.worker},       {"done", s.done},         {"failed", s.failed},
                   {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};
@@ -84,7 +86,7 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
 void setup_work(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<WorkCliOptions>();
   auto* sub = app.add_subcommand("work", "Run a command once per job, as a queue worker");
-  sub->add_option("queue", o->queue, "Queue name")->required();
+  sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1)");
   sub->add_option("--batch", o->batch, "Jobs per claim (default: all free slots)");
   sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)");
@@ -99,7 +101,7 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");
   sub->add_option("--poll-interval", o->poll_interval,
                   "Longest pause between claims when idle (default 5s)");
-  sub->add_option("command", o->command, "The command to run, after --")->required();
+  sub->add_option("COMMAND", o->command, "The command to run, after --")->required();
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
       "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS, QUEUECTL_LOCK_TOKEN and, for a job of an\n"

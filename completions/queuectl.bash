@@ -55,12 +55,15 @@ _queuectl_split() {
     _queuectl_words+=("$word") # the word under the cursor, possibly empty
 }
 
+# The commands, in the order of `queuectl --help` (help, not listed there, comes last).
+_queuectl_commands="migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge pause resume queue reap lock"
+
 # Options that take a value, for command $1 (global ones included).
 _queuectl_valued() {
     local v="--db --db-password-file -o --output --field --max-payload"
     case $1 in
         enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
-        claim) v+=" --limit --lease --worker" ;;
+        claim) v+=" --limit --lease --worker --wait" ;;
         ack) v+=" --token --result --from" ;;
         fail) v+=" --token --error --retry-in" ;;
         extend) v+=" --token --lease" ;;
@@ -73,7 +76,7 @@ _queuectl_valued() {
         purge) v+=" --older-than --status --batch" ;;
         queue) v+=" --strict-groups" ;;
         reap) v+=" --batch --older-than" ;;
-        lock) v+=" --wait" ;;
+        lock) v+=" --wait -E --conflict-exit-code" ;;
         bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
     esac
     printf '%s\n' "$v"
@@ -86,7 +89,7 @@ _queuectl_options() {
         "") printf '%s\n' "$g"; return ;;
         migrate) printf '%s' "--status --print" ;;
         enqueue) printf '%s' "--priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
-        claim) printf '%s' "--limit --lease --worker" ;;
+        claim) printf '%s' "--limit --lease --worker --wait" ;;
         ack) printf '%s' "--token --result --from" ;;
         fail) printf '%s' "--token --error --retry-in --permanent" ;;
         extend) printf '%s' "--token --lease" ;;
@@ -100,7 +103,7 @@ _queuectl_options() {
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         queue) printf '%s' "--strict-groups" ;;
         reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
-        lock) printf '%s' "--wait --print-key" ;;
+        lock) printf '%s' "--wait --print-key -E --conflict-exit-code" ;;
         bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
     esac
     # Global options are accepted after the subcommand too.
@@ -177,7 +180,7 @@ _queuectl() {
     if [[ -n $opt ]]; then
         case $opt in
             -o | --output)
-                list="table json ndjson prometheus"
+                list="table wide json ndjson prometheus"
                 ;;
             --status | --strategy)
                 case $cmd in
@@ -236,10 +239,19 @@ _queuectl() {
         list=$(_queuectl_options "$cmd")
         [[ -n $cmd && ($cmd == work || $cmd == lock) ]] && list+=" --"
     elif [[ -z $cmd ]]; then
-        list="migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge pause resume queue reap lock"
+        list="$_queuectl_commands help"
     else
         case $cmd in
-            enqueue | claim | work | list | leases | groups | purge | pause | resume | queue | reap | stats)
+            help)
+                ((npos == 0)) && list=$_queuectl_commands
+                ;;
+            pause | resume)
+                # resume offers the paused queues, pause the others.
+                local which=unpaused-queues
+                [[ $cmd == resume ]] && which=paused-queues
+                ((npos == 0)) && list=$("$prog" "${dbargs[@]}" __complete $which 2>/dev/null </dev/null)
+                ;;
+            enqueue | claim | work | list | leases | groups | purge | queue | reap | stats)
                 if ((npos == 0)) || [[ $cmd == stats ]]; then
                     list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
                     if [[ $cmd == stats ]] && ((npos > 0)); then

@@ -109,6 +109,12 @@ function __queuectl_wants_queue
     end
 end
 
+# True when the word under the cursor is the COMMAND of `help COMMAND`.
+function __queuectl_wants_help_topic
+    set -l s (__queuectl_state)
+    test "$s[1]" = help -a $s[2] -eq 0 -a $s[3] -eq 0
+end
+
 # True when `work QUEUE` / `lock NAME` wait for the "--" before the command.
 function __queuectl_wants_dashdash
     set -l s (__queuectl_state)
@@ -144,7 +150,15 @@ function __queuectl_queues
                 set -a dbargs $tokens[$i]
         end
     end
-    set -l queues (command $prog $dbargs __complete queues 2>/dev/null </dev/null)
+    # resume offers the paused queues, pause the others.
+    set -l which queues
+    switch (__queuectl_state)[1]
+        case pause
+            set which unpaused-queues
+        case resume
+            set which paused-queues
+    end
+    set -l queues (command $prog $dbargs __complete $which 2>/dev/null </dev/null)
     # `stats` takes several queues: do not offer those already named.
     if contains -- stats $tokens
         for q in $queues
@@ -184,7 +198,7 @@ complete -c queuectl -f
 complete -c queuectl -s h -l help -d 'Print help and exit'
 complete -c queuectl -l db -x -a 'postgresql:// mysql:// sqlite:///' -d 'Database URL (default: $QUEUECTL_DB or local SQLite)'
 complete -c queuectl -l db-password-file -r -F -d 'Read the database password from this file'
-complete -c queuectl -s o -l output -x -a 'table json ndjson prometheus' -d 'Output format'
+complete -c queuectl -s o -l output -x -a 'table wide json ndjson prometheus' -d 'Output format'
 complete -c queuectl -s q -l quiet -d 'Print only data; no diagnostics'
 complete -c queuectl -s v -l verbose -d 'More diagnostics on stderr'
 complete -c queuectl -l field -x -a 'id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at' -d 'Print only these fields of each job, tab-separated'
@@ -215,6 +229,9 @@ complete -c queuectl -n $needs_command -a resume -d 'Resume a paused queue'
 complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (strict groups)'
 complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expired (for cron)'
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
+# help COMMAND (not in the list of queuectl --help)
+complete -c queuectl -n $needs_command -a help -d "Show the overview, or a command's help"
+complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge pause resume queue reap lock'
 
 # Queue names, "--" and the command run by work/lock.
 complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
@@ -236,6 +253,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l from -r -F -d '
 complete -c queuectl -n '__fish_seen_subcommand_from claim' -l limit -x -d 'Jobs to claim at most (default 1)'
 complete -c queuectl -n '__fish_seen_subcommand_from claim' -l lease -x -d 'Lease length (default 30s)'
 complete -c queuectl -n '__fish_seen_subcommand_from claim' -l worker -x -d 'Worker identity (default host:pid)'
+complete -c queuectl -n '__fish_seen_subcommand_from claim' -l wait -x -d 'When nothing is due, wait up to DUR for a job'
 # ack
 complete -c queuectl -n '__fish_seen_subcommand_from ack' -l token -x -d 'The lock_token claim returned'
 complete -c queuectl -n '__fish_seen_subcommand_from ack' -l result -x -d 'Result to store, as JSON'
@@ -298,6 +316,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from reap' -l older-than -x -d '
 # lock
 complete -c queuectl -n '__fish_seen_subcommand_from lock' -l wait -x -d 'Wait up to DUR for the lock (default: do not wait)'
 complete -c queuectl -n '__fish_seen_subcommand_from lock' -l print-key -d 'Print the key the database locks for the name; take nothing'
+complete -c queuectl -n '__fish_seen_subcommand_from lock' -s E -l conflict-exit-code -x -d 'Exit code when the lock is busy (default 5)'
 # bench
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l strategy -x -a 'naive for-update skip-locked claim' -d 'Comma list of naive, for-update, skip-locked, claim (default all)'
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l clients -x -d 'Clients at once, each its own connection (4)'

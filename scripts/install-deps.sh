@@ -12,11 +12,13 @@ PACKAGES=(
   g++ cmake make pkg-config
   # libraries
   libcli11-dev libsoci-dev libboost-dev nlohmann-json3-dev doctest-dev
-  libsqlite3-dev libpq-dev libmariadb-dev libmariadb-dev-compat
+  libsqlite3-dev libpq-dev libmariadb-dev libmariadb-dev-compat libutf8proc-dev
   # databases (servers are only started by scripts/test-servers.sh, never as services)
   sqlite3 postgresql-15 postgresql-client-15 mariadb-server mariadb-client
   # shell completion tests, process tools, `script` (a terminal for the progress tests)
   bash-completion zsh fish procps bsdutils
+  # the man page, generated from --help at build time; man -l reads it in the install test
+  help2man man-db
 )
 
 missing=()

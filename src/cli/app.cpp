@@ -1,11 +1,14 @@
 #include "cli/app.hpp"
 
 #include <iostream>
+#include <memory>
 
 #include <soci/soci.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/help_format.hpp"
+#include "core/display_text.hpp"
 #include "core/errors.hpp"
 
 namespace queuectl {
@@ -19,11 +22,12 @@ constexpr const char* kDescription =
 
 constexpr const char* kFooter =
     "Database: --db URL, else $QUEUECTL_DB, else sqlite at $XDG_DATA_HOME/queuectl/queue.db.\n"
-    "  postgresql://user@host:5432/db   mysql://user@host:3306/db   sqlite:///path/queue.db\n"
+    "URLs: postgresql://user@host:5432/db, mysql://user@host:3306/db, sqlite:///path/queue.db.\n"
     "Passwords: $QUEUECTL_DB_PASSWORD or --db-password-file keep them out of `ps`.\n"
     "Exit codes: 0 ok, 1 error, 2 bad input (nothing written), 3 lease lost, 4 not found,\n"
-    "  5 lock busy, 75 temporary (database unreachable or contention).\n"
-    "Run `queuectl COMMAND --help` for a command's options and examples.";
+    "5 lock busy, 75 temporary (database unreachable or contention).\n"
+    "Run `queuectl help COMMAND` (or `queuectl COMMAND --help`) for a command's options and\n"
+    "examples.";
 
 // CLI11's message for a parse error, said for people: which option or argument, what was
 // wrong with it, and the help to read (the command's own when one was given).
@@ -58,27 +62,35 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   ctx.out = &out;
   ctx.err = &err;
   CLI::App app(kDescription, "queuectl");
+  // Before any command is added: each takes its parent's formatter when it is created.
+  app.formatter(std::make_shared<HelpFormatter>());
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("queuectl ") + QUEUECTL_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
-  app.add_option("--db", ctx.options.db, "Database URL (default: $QUEUECTL_DB or local SQLite)");
+  app.add_option("--db", ctx.options.db, "Database URL (default: $QUEUECTL_DB or local SQLite)")
+      ->type_name("URL");
   app.add_option("--db-password-file", ctx.options.password_file,
-                 "Read the database password from this file");
+                 "Read the database password from this file")
+      ->type_name("FILE");
   // Checked while parsing, so that a bad -o stops a command before it writes anything.
   app.add_option("-o,--output", ctx.options.format,
-                 "Output: table (default), json, ndjson; prometheus for stats")
-      ->check(CLI::IsMember({"table", "json", "ndjson", "prometheus"}));
+                 "Output: table (default), wide, json, ndjson; prometheus for stats")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember(output_format_names()));
   app.add_flag("-q,--quiet", ctx.options.quiet, "Print only data; no diagnostics");
   // Checked while parsing, so that a mistyped field stops `claim` before it takes a job.
   app.add_option("--field", ctx.options.fields,
-                 "Print only these fields of each job, tab-separated (e.g. id,lock_token)")
+                 "Print only these fields of each job, tab-separated (e.g. id,lock_token; the "
+                 "names `show` prints)")
       ->delimiter(',')
       ->type_name("NAME[,NAME...]")
+      // (The names are left out of the help's type column, which they would fill.)
       ->check(CLI::IsMember({"id", "queue", "status", "priority", "run_at", "attempts",
                              "max_attempts", "payload", "result", "last_error", "locked_by",
                              "lock_token", "locked_at", "lock_until", "dedupe_key", "group_key",
-                             "created_at", "updated_at", "finished_at"}));
+                             "created_at", "updated_at", "finished_at"})
+                  .description(""));
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
                  "Largest payload accepted, in bytes (default 1048576)")
@@ -116,13 +128,13 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   } catch (const CommandExit& e) {
     return e.code();
   } catch (const Error& e) {
-    err << "queuectl: error: " << e.what() << "\n";
+    err << "queuectl: error: " << visible_text(e.what()) << "\n";
     return static_cast<int>(e.code());
   } catch (const soci::soci_error& e) {
-    err << "queuectl: error: database: " << e.get_error_message() << "\n";
+    err << "queuectl: error: database: " << visible_text(e.get_error_message()) << "\n";
     return static_cast<int>(ExitCode::error);
   } catch (const std::exception& e) {
-    err << "queuectl: error: " << e.what() << "\n";
+    err << "queuectl: error: " << visible_text(e.what()) << "\n";
     return static_cast<int>(ExitCode::error);
   }
 }

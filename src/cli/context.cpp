@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "db/dialects/pg_notices.hpp"
 #include "db/migrations.hpp"
@@ -14,12 +15,12 @@ DbUrl Context::url() const {
   return resolve_db_url({options.db, options.password_file});
 }
 
-Database& Context::db() {
+Database& Context::db(CreateFile create) {
   if (!db_) {
     // -q silences diagnostics, a PostgreSQL server's notices among them. Set before the
     // first connection: connections deliver notices on their own threads.
     if (options.quiet) set_server_notice_log([](const std::string&) {});
-    db_ = std::make_unique<Database>(url());
+    db_ = std::make_unique<Database>(url(), create);
   }
   return *db_;
 }
@@ -52,7 +53,9 @@ void Context::print(const Output& out) const {
       return;
     }
   }
-  print_output(*this->out, out, format());
+  // Tables fit the terminal on stdout (or $COLUMNS); piped or redirected, rows are whole.
+  print_output(*this->out, out, format(),
+               TableStyle{is_wide_format(options.format), output_width(STDOUT_FILENO)});
 }
 
 void Context::print_report(Output out) const {

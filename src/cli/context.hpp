@@ -35,8 +35,9 @@ class Context {
   Format format() const { return parse_format(options.format); }
   // The URL the options point at (parsed, password resolved); throws UsageError.
   DbUrl url() const;
-  // Opens the database on first use. Commands validate all input before calling it.
-  Database& db();
+  // Opens the database on first use. Commands validate all input before calling it. Only
+  // `migrate` passes CreateFile::yes (the first call decides).
+  Database& db(CreateFile create = CreateFile::no);
   // Opens the database and checks the schema is migrated.
   Database& migrated_db();
   // The same, handing the connection over to a command that keeps one open for its whole

@@ -19,7 +19,10 @@ void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& v
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const auto& [id, status] : outcome.skipped)
     skipped.push_back({{"id", id}, {"status", std::string(status_name(status))}});
-  out.document = {{verb, outcome.changed}, {"not_found", outcome.not_found}, {"skipped", skipped}};
+  // The shape of every report: a count under the outcome's name, the ids beside it.
+  out.document = {{verb, outcome.changed.size()},          {verb + "_ids", outcome.changed},
+                  {"not_found", outcome.not_found.size()}, {"not_found_ids", outcome.not_found},
+                  {"other_state", outcome.skipped.size()}, {"other_state_jobs", skipped}};
   std::string ids;
   for (auto id : outcome.changed) ids += (ids.empty() ? "" : " ") + std::to_string(id);
   out.lines.push_back(verb + " " + std::to_string(outcome.changed.size()) + " job(s)" +

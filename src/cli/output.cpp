@@ -5,6 +5,7 @@
 #include <ostream>
 #include <random>
 
+#include "core/display_text.hpp"
 #include "core/errors.hpp"
 
 namespace queuectl {
@@ -85,33 +86,79 @@ std::string dump_json(const nlohmann::ordered_json& value, int indent) {
   return out;
 }
 
+const std::vector<std::string>& output_format_names() {
+  static const std::vector<std::string> names = {"table", "wide", "json", "ndjson", "prometheus"};
+  return names;
+}
+
 Format parse_format(const std::string& text) {
-  if (text == "table") return Format::table;
+  if (text == "table" || text == "wide") return Format::table;
   if (text == "json") return Format::json;
   if (text == "ndjson") return Format::ndjson;
   if (text == "prometheus") return Format::prometheus;
   throw UsageError("unknown output format '" + text +
-                   "': expected table, json, ndjson or prometheus");
+                   "': expected table, wide, json, ndjson or prometheus");
 }
 
-std::string render_table(const Table& table) {
-  std::vector<std::size_t> width(table.headers.size());
-  for (std::size_t c = 0; c < width.size(); ++c) width[c] = table.headers[c].size();
-  for (const auto& row : table.rows)
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
+bool is_wide_format(const std::string& text) {
+  return text == "wide";
+}
+
+namespace {
+
+// Column widths that fit `limit` columns in all: the widest shrinkable column gives one
+// column at a time, shrink_first columns before shrink ones, none below its header (or 8).
+void fit_columns(std::vector<std::size_t>& width, const std::vector<std::size_t>& least,
+                 const std::vector<Fit>& fit, std::size_t limit) {
+  auto total = [&] {
+    std::size_t t = 2 * (width.size() - 1);
+    for (std::size_t w : width) t += w;
+    return t;
+  };
+  for (Fit pass : {Fit::shrink_first, Fit::shrink}) {
+    while (total() > limit) {
+      std::size_t widest = width.size();
+      for (std::size_t c = 0; c < width.size(); ++c)
+        if (c < fit.size() && fit[c] == pass && width[c] > least[c] &&
+            (widest == width.size() || width[c] > width[widest]))
+          widest = c;
+      if (widest == width.size()) break;
+      --width[widest];
+    }
+  }
+}
+
+}  // namespace
+
+std::string render_table(const Table& table, std::optional<std::size_t> limit) {
+  const std::size_t columns = table.headers.size();
+  if (columns == 0) return "";
+  std::vector<std::vector<std::string>> cells;
+  cells.reserve(table.rows.size() + 1);
+  cells.emplace_back();
+  for (const auto& h : table.headers) cells.back().push_back(visible_text(h));
+  for (const auto& row : table.rows) {
+    cells.emplace_back();
+    for (std::size_t c = 0; c < row.size() && c < columns; ++c)
+      cells.back().push_back(visible_text(row[c]));
+  }
+  std::vector<std::size_t> width(columns, 0), least(columns, 0);
+  for (const auto& row : cells)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], display_width(row[c]));
+  for (std::size_t c = 0; c < columns; ++c)
+    least[c] = std::min(width[c], std::max<std::size_t>(display_width(cells[0][c]), 8));
+  if (limit) fit_columns(width, least, table.fit, *limit);
   std::string out;
-  auto line = [&](const std::vector<std::string>& cells) {
+  for (const auto& row : cells) {
     std::string l;
-    for (std::size_t c = 0; c < cells.size() && c < width.size(); ++c) {
-      l += cells[c];
-      if (c + 1 < cells.size()) l += std::string(width[c] - cells[c].size() + 2, ' ');
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string shown = fit_width(row[c], width[c]);
+      l += c + 1 < row.size() ? pad_to_width(shown, width[c] + 2) : shown;
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
-  };
-  line(table.headers);
-  for (const auto& row : table.rows) line(row);
+  }
   return out;
 }
 
@@ -148,7 +195,7 @@ void print_fields(std::ostream& stream, const Output& out, const std::vector<std
   stream.flush();
 }
 
-void print_output(std::ostream& stream, const Output& out, Format format) {
+void print_output(std::ostream& stream, const Output& out, Format format, const TableStyle& style) {
   switch (format) {
     case Format::json:
       // Invalid UTF-8 (a worker's stderr, say) is replaced, never a reason to fail.
@@ -165,10 +212,12 @@ void print_output(std::ostream& stream, const Output& out, Format format) {
       if (!out.prometheus) throw UsageError("-o prometheus is only available for `stats`");
       stream << *out.prometheus;
       break;
-    case Format::table:
-      if (out.table) stream << render_table(*out.table);
-      for (const auto& l : out.lines) stream << l << "\n";
+    case Format::table: {
+      const auto& table = style.wide && out.wide_table ? out.wide_table : out.table;
+      if (table) stream << render_table(*table, style.width);
+      for (const auto& l : out.lines) stream << visible_text(l, true) << "\n";
       break;
+    }
   }
   stream.flush();
 }

@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "cli/output.hpp"
+#include "core/display_text.hpp"
+#include "core/human_time.hpp"
 #include "core/json_text.hpp"
 #include "core/validate.hpp"
 
@@ -25,33 +27,48 @@ nlohmann::ordered_json opt(const std::optional<std::string>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
-// One table cell: null as "-", line breaks shown as \n so that rows stay rows.
+// One table cell: null as "-", strings as they are, anything else as JSON. (render_table
+// makes control characters visible.)
 std::string cell(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "-";
-  std::string s = v.is_string() && !is_raw_json(v) ? v.get<std::string>() : dump_json(v);
-  // Control characters (a job's stderr may carry terminal escapes) never reach the
-  // terminal raw: line breaks and tabs as \n and \t, the rest as \xHH.
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", u);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return v.is_string() && !is_raw_json(v) ? v.get<std::string>() : dump_json(v);
 }
 
-std::string shorten(std::string s, std::size_t n) {
-  if (s.size() > n) s = s.substr(0, n - 3) + "...";
-  return s;
+std::string opt_text(const std::optional<std::string>& v) {
+  return v ? *v : "-";
+}
+
+// A time for the table: relative to `now` ("3m ago", "in 25s"); "-" for none.
+std::string when(const std::optional<std::string>& time, const std::string& now) {
+  return time ? relative_time(*time, now) : "-";
+}
+
+std::string attempts_text(const Job& j) {
+  return std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts);
+}
+
+// The describe view's lines for one field: "key:  value", control characters escaped.
+// A `block` value of more than one line (a traceback, indented JSON) goes below "key:"
+// instead, a line per line, indented.
+void describe(std::vector<std::string>& lines, const std::string& key, const std::string& value,
+              bool block = false) {
+  constexpr std::size_t kKeyWidth = 14;
+  std::string head = key + ":";
+  if (!block || value.find('\n') == std::string::npos) {
+    lines.push_back(head + std::string(kKeyWidth - std::min(kKeyWidth - 1, head.size()), ' ') +
+                    visible_text(value));
+    return;
+  }
+  lines.push_back(head);
+  std::size_t from = 0;
+  while (from <= value.size()) {
+    std::size_t end = value.find('\n', from);
+    if (end == std::string::npos) end = value.size();
+    std::string line = value.substr(from, end - from);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (end < value.size() || !line.empty()) lines.push_back("  " + visible_text(line));
+    from = end + 1;
+  }
 }
 
 }  // namespace
@@ -80,45 +97,105 @@ nlohmann::ordered_json job_json(const Job& j) {
   };
 }
 
-Output job_view(const Job& job) {
+Output job_view(const Job& job, const std::optional<std::string>& now_given) {
   Output out;
   out.document = job_json(job);
   out.items = nlohmann::ordered_json::array({out.document});
-  // items() of an object iterates in key order; keep the column order of the schema.
-  Table ordered{{"FIELD", "VALUE"}, {}};
-  for (const char* key :
-       {"id", "queue", "status", "priority", "run_at", "attempts", "max_attempts", "payload",
-        "result", "last_error", "locked_by", "lock_token", "locked_at", "lock_until", "dedupe_key",
-        "group_key", "created_at", "updated_at", "finished_at"})
-    ordered.rows.push_back({key, cell(out.document[key])});
-  out.table = ordered;
+  const std::string now = now_given.value_or(job.updated_at);
+  std::vector<std::string>& lines = out.lines;
+  // Times: as stored, and how far from now.
+  auto time = [&](const char* key, const std::optional<std::string>& t) {
+    std::string v = t ? *t : "-";
+    if (t && parse_utc_time_us(*t)) {
+      const std::string rel = relative_time(*t, now);
+      if (rel != *t) v += " (" + rel + ")";
+    }
+    describe(lines, key, v);
+  };
+  // JSON values indented, under their field once they take more than a line.
+  auto json_value = [&](const char* key) {
+    const auto& v = out.document[key];
+    describe(lines, key,
+             v.is_null()                        ? "-"
+             : v.is_string() && !is_raw_json(v) ? v.get<std::string>()
+                                                : dump_json(v, 2),
+             true);
+  };
+  describe(lines, "id", std::to_string(job.id));
+  describe(lines, "queue", job.queue);
+  describe(lines, "status", std::string(status_name(job.status)));
+  describe(lines, "priority", std::to_string(job.priority));
+  time("run_at", job.run_at);
+  describe(lines, "attempts", std::to_string(job.attempts));
+  describe(lines, "max_attempts", std::to_string(job.max_attempts));
+  json_value("payload");
+  json_value("result");
+  describe(lines, "last_error", opt_text(job.last_error), true);
+  describe(lines, "locked_by", opt_text(job.locked_by));
+  describe(lines, "lock_token", opt_text(job.lock_token));
+  time("locked_at", job.locked_at);
+  time("lock_until", job.lock_until);
+  describe(lines, "dedupe_key", opt_text(job.dedupe_key));
+  describe(lines, "group_key", opt_text(job.group_key));
+  time("created_at", job.created_at);
+  time("updated_at", job.updated_at);
+  time("finished_at", job.finished_at);
   return out;
 }
 
-Output jobs_view(const std::vector<Job>& jobs) {
+Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now,
+                 JobsTable kind) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  Table t{{"ID", "QUEUE", "STATUS", "PRI", "ATTEMPTS", "RUN_AT", "LOCK_UNTIL", "TOKEN", "PAYLOAD"},
-          {}};
+  Table t;
+  if (kind == JobsTable::claimed)
+    t = {{"ID", "QUEUE", "ATTEMPTS", "LOCK_UNTIL", "TOKEN", "PAYLOAD"},
+         {},
+         {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::shrink_first}};
+  else
+    t = {{"ID", "QUEUE", "STATUS", "PRI", "ATTEMPTS", "AGE", "RUN_AT", "LOCK_UNTIL", "PAYLOAD"},
+         {},
+         {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
+          Fit::shrink_first}};
+  Table wide{{"ID", "QUEUE", "STATUS", "PRI", "ATTEMPTS", "CREATED_AT", "RUN_AT", "LOCK_UNTIL",
+              "WORKER", "TOKEN", "GROUP", "PAYLOAD"},
+             {},
+             {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
+              Fit::keep, Fit::shrink, Fit::keep, Fit::shrink, Fit::shrink_first}};
   for (const Job& j : jobs) {
     out.document.push_back(job_json(j));
-    t.rows.push_back({std::to_string(j.id), j.queue, std::string(status_name(j.status)),
-                      std::to_string(j.priority),
-                      std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts), j.run_at,
-                      j.lock_until.value_or("-"), j.lock_token.value_or("-"),
-                      shorten(j.payload, 40)});
+    const std::string& at = now ? *now : j.updated_at;
+    const std::string status(status_name(j.status));
+    if (kind == JobsTable::claimed)
+      t.rows.push_back({std::to_string(j.id), j.queue, attempts_text(j), when(j.lock_until, at),
+                        opt_text(j.lock_token), j.payload});
+    else
+      t.rows.push_back({std::to_string(j.id), j.queue, status, std::to_string(j.priority),
+                        attempts_text(j), age_text(j.created_at, at), relative_time(j.run_at, at),
+                        when(j.lock_until, at), j.payload});
+    wide.rows.push_back({std::to_string(j.id), j.queue, status, std::to_string(j.priority),
+                         attempts_text(j), j.created_at, j.run_at, opt_text(j.lock_until),
+                         opt_text(j.locked_by), opt_text(j.lock_token), opt_text(j.group_key),
+                         j.payload});
   }
   out.items = out.document;
   out.table = t;
+  out.wide_table = wide;
   return out;
 }
 
 Output stats_view(const std::vector<QueueStats>& stats) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  Table t{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
-           "CANCELED", "PAUSED", "STRICT", "OLDEST_READY"},
-          {}};
+  // Narrow enough for 80 columns; -o wide has every count under its JSON name.
+  Table t{{"QUEUE", "READY", "SCHED", "PROC", "EXPIRED", "UNLEASED", "DONE", "FAILED", "OLDEST",
+           "FLAGS"},
+          {},
+          {Fit::shrink}};
+  Table wide{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
+              "CANCELED", "PAUSED", "STRICT", "OLDEST_READY"},
+             {},
+             {Fit::shrink}};
   for (const QueueStats& s : stats) {
     nlohmann::ordered_json age = s.oldest_ready_age_seconds
                                      ? nlohmann::ordered_json(*s.oldest_ready_age_seconds)
@@ -135,24 +212,36 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                             {"paused", s.paused},
                             {"strict_groups", s.strict_groups},
                             {"oldest_ready_age_seconds", age}});
-    char age_text[32] = "-";
-    if (s.oldest_ready_age_seconds)
-      std::snprintf(age_text, sizeof age_text, "%.1fs", *s.oldest_ready_age_seconds);
+    const std::string oldest =
+        s.oldest_ready_age_seconds ? human_duration(*s.oldest_ready_age_seconds) : "-";
+    const std::string flags = s.paused && s.strict_groups ? "paused,strict"
+                              : s.paused                  ? "paused"
+                              : s.strict_groups           ? "strict"
+                                                          : "-";
     t.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
                       std::to_string(s.processing), std::to_string(s.expired),
                       std::to_string(s.unleased), std::to_string(s.done), std::to_string(s.failed),
-                      std::to_string(s.canceled), s.paused ? "yes" : "no",
-                      s.strict_groups ? "yes" : "no", age_text});
+                      oldest, flags});
+    wide.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
+                         std::to_string(s.processing), std::to_string(s.expired),
+                         std::to_string(s.unleased), std::to_string(s.done),
+                         std::to_string(s.failed), std::to_string(s.canceled),
+                         s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no", oldest});
   }
   out.items = out.document;
   out.table = t;
+  out.wide_table = wide;
   return out;
 }
 
-Output groups_view(const std::vector<GroupHead>& groups) {
+Output groups_view(const std::vector<GroupHead>& groups, const std::optional<std::string>& now) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  Table t{{"GROUP", "STATE", "HEAD", "ATTEMPTS", "AGE", "RUN_AT", "WAITING", "LAST_ERROR"}, {}};
+  const std::vector<Fit> fit = {Fit::shrink, Fit::keep, Fit::keep, Fit::keep,
+                                Fit::keep,   Fit::keep, Fit::keep, Fit::shrink_first};
+  Table t{
+      {"GROUP", "STATE", "HEAD", "ATTEMPTS", "AGE", "RUN_AT", "WAITING", "LAST_ERROR"}, {}, fit};
+  Table wide = t;
   for (const GroupHead& g : groups) {
     // processing; waiting: ready, but not due before run_at (a retry backoff); blocked:
     // failed, in a strict queue.
@@ -168,22 +257,31 @@ Output groups_view(const std::vector<GroupHead>& groups) {
                             {"run_at", g.run_at},
                             {"waiting", g.waiting},
                             {"last_error", opt(g.last_error)}});
-    char age[32];
-    std::snprintf(age, sizeof age, "%.1fs", g.age_seconds);
+    // The table shows the error's first line; `show HEAD` has all of it.
     std::string error = g.last_error ? g.last_error->substr(0, g.last_error->find('\n')) : "";
-    t.rows.push_back({shorten(cell(g.group_key), 32), state, std::to_string(g.id),
-                      std::to_string(g.attempts), age, g.run_at, std::to_string(g.waiting),
-                      error.empty() ? "-" : shorten(cell(error), 40)});
+    if (error.empty()) error = "-";
+    std::vector<std::string> row = {g.group_key,
+                                    state,
+                                    std::to_string(g.id),
+                                    std::to_string(g.attempts),
+                                    human_duration(g.age_seconds),
+                                    now ? relative_time(g.run_at, *now) : g.run_at,
+                                    std::to_string(g.waiting),
+                                    error};
+    t.rows.push_back(row);
+    row[5] = g.run_at;
+    wide.rows.push_back(row);
   }
   out.items = out.document;
   out.table = t;
+  out.wide_table = wide;
   return out;
 }
 
 Output migrations_view(const std::vector<MigrationState>& states, bool applied_now) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  Table t{{"VERSION", "NAME", "STATE", "APPLIED_AT"}, {}};
+  Table t{{"VERSION", "NAME", "STATE", "APPLIED_AT"}, {}, {Fit::keep, Fit::shrink}};
   for (const auto& s : states) {
     out.document.push_back(
         {{"version", s.version},
@@ -203,10 +301,16 @@ Output migrations_view(const std::vector<MigrationState>& states, bool applied_n
 Output object_view(const nlohmann::ordered_json& object) {
   Output out;
   out.document = object;
-  Table t{{"FIELD", "VALUE"}, {}};
+  Table t{{"FIELD", "VALUE"}, {}, {Fit::keep, Fit::shrink_first}};
   for (const auto& [key, value] : object.items()) t.rows.push_back({key, cell(value)});
   out.table = t;
   return out;
+}
+
+std::string time_left_text(std::optional<double> seconds_left) {
+  if (!seconds_left) return "no lease";
+  if (*seconds_left < 0) return "expired " + human_duration(*seconds_left) + " ago";
+  return human_duration(*seconds_left);
 }
 
 }  // namespace queuectl

@@ -1,6 +1,11 @@
-// Views: turn results into Output (a JSON document, NDJSON items and a table).
+// Views: turn results into Output (a JSON document, NDJSON items, a table for people and,
+// where there is more to show, a wide table). Tables show times relative to `now` (the
+// database clock: "3m", "in 25s") and durations as "9m58s"; -o wide shows times as
+// RFC 3339, as JSON does.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,15 +20,30 @@ namespace queuectl {
 
 // Every column of a job; status as a name; payload and result as JSON.
 nlohmann::ordered_json job_json(const Job& job);
-// One job: a vertical "field  value" table.
-Output job_view(const Job& job);
-// Many jobs: an array document, one object a line in NDJSON, a summary table.
-Output jobs_view(const std::vector<Job>& jobs);
+// One job, described: a "field:  value" line each, in the schema's order; times with how
+// far they are from `now` (without it, from the job's updated_at: right for a job a command
+// has just written); payload and result as indented JSON and last_error one line per line,
+// each a block under its field.
+Output job_view(const Job& job, const std::optional<std::string>& now = std::nullopt);
+
+// Which table a list of jobs gets. claimed (claim): id, attempts, lease, token, payload:
+// what a worker needs next. listing (list): status, priority, age, run_at and lease;
+// the token only in -o wide.
+enum class JobsTable { claimed, listing };
+// Many jobs: an array document, one object a line in NDJSON, a table (times relative to
+// `now`, else to each job's updated_at), and a wide table with absolute times, worker,
+// token and group key.
+Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now = std::nullopt,
+                 JobsTable kind = JobsTable::claimed);
 Output stats_view(const std::vector<QueueStats>& stats);
 // Busy and blocked groups: state (processing, waiting, blocked), the head and its queue.
-Output groups_view(const std::vector<GroupHead>& groups);
+Output groups_view(const std::vector<GroupHead>& groups,
+                   const std::optional<std::string>& now = std::nullopt);
 Output migrations_view(const std::vector<MigrationState>& states, bool applied_now);
 // A plain object: document as given, a two-column table of its fields.
 Output object_view(const nlohmann::ordered_json& object);
+
+// A lease's time left for people: "9m58s", "expired 12s ago", "no lease" (none).
+std::string time_left_text(std::optional<double> seconds_left);
 
 }  // namespace queuectl

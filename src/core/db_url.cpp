@@ -187,6 +187,51 @@ void check_param_value(Backend backend, const std::string& key, const std::strin
         shown);
 }
 
+// sqlite:PATH, sqlite:///ABSOLUTE, sqlite::memory:, each with an optional ?mode=ro|rw.
+// `rest` is what follows "sqlite:".
+void parse_sqlite_url(std::string_view rest, DbUrl& url) {
+  url.backend = Backend::sqlite;
+  std::string_view query;
+  bool has_query = false;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+    has_query = true;
+  }
+  if (rest.substr(0, 2) == "//") {  // sqlite:///abs -> /abs: the host part must be empty
+    rest = rest.substr(2);
+    if (!rest.empty() && rest.front() != '/') {
+      const std::string path(rest);
+      const std::string host = path.substr(0, path.find('/'));
+      throw bad_url("sqlite://" + path + " names a host ('" + host +
+                    "'); for a file write sqlite:///" + path + " (the absolute path /" + path +
+                    ") or sqlite:" + path + " (relative to the current folder)");
+    }
+  }
+  if (rest.empty()) throw bad_url("sqlite: needs a file path or :memory:");
+  url.database = std::string(rest);
+  if (has_query && query.empty()) throw bad_url("'?' after the SQLite path without a parameter");
+  while (has_query && !query.empty()) {
+    auto amp = query.find('&');
+    std::string_view kv = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (kv.empty()) continue;
+    auto eq = kv.find('=');
+    const std::string key(kv.substr(0, eq));
+    if (key != "mode")
+      throw bad_url("unknown query parameter '" + key +
+                    "' for an SQLite file (known: mode=ro or mode=rw; a path cannot contain '?')");
+    if (eq == std::string_view::npos) throw bad_url("query parameter 'mode' needs a value");
+    const std::string value(kv.substr(eq + 1));
+    if (value != "ro" && value != "rw")
+      throw bad_url(
+          "query parameter 'mode' must be ro (read-only) or rw (read-write, never "
+          "create the file), not '" +
+          value + "'");
+    url.params[key] = value;
+  }
+}
+
 }  // namespace
 
 std::string_view backend_name(Backend b) {
@@ -206,11 +251,7 @@ DbUrl DbUrl::parse(std::string_view text) {
   url.original = std::string(text);
   auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
   if (starts("sqlite:")) {
-    url.backend = Backend::sqlite;
-    std::string_view rest = text.substr(7);
-    if (rest.substr(0, 2) == "//") rest = rest.substr(2);  // sqlite:///abs -> /abs
-    if (rest.empty()) throw bad_url("sqlite: needs a file path or :memory:");
-    url.database = std::string(rest);
+    parse_sqlite_url(text.substr(7), url);
     return url;
   }
   std::string_view rest;
@@ -278,6 +319,32 @@ std::string DbUrl::redacted() const {
   return out;
 }
 
+bool DbUrl::sqlite_read_only() const {
+  auto mode = params.find("mode");
+  return backend == Backend::sqlite && mode != params.end() && mode->second == "ro";
+}
+
+bool DbUrl::sqlite_no_create() const {
+  auto mode = params.find("mode");
+  return backend == Backend::sqlite && mode != params.end();  // ro or rw
+}
+
+DbUrl DbUrl::with_connect_timeout(int seconds) const {
+  DbUrl url = *this;
+  switch (backend) {
+    case Backend::postgresql:
+      url.params["connect_timeout"] = std::to_string(std::max(seconds, 2));
+      break;
+    case Backend::mysql:
+      url.params["connect_timeout"] = std::to_string(seconds);
+      url.params["read_timeout"] = std::to_string(seconds);
+      break;
+    case Backend::sqlite:  // no connecting; Database sets the busy timeout
+      break;
+  }
+  return url;
+}
+
 std::string DbUrl::soci_connect_string() const {
   std::string s;
   auto add = [&](const std::string& k, const std::string& v) {
@@ -287,7 +354,9 @@ std::string DbUrl::soci_connect_string() const {
   switch (backend) {
     case Backend::sqlite:
       // SOCI's sqlite3 backend splits at spaces unless the value is double-quoted.
-      return "db=\"" + database + "\" timeout=10";
+      // (SOCI takes any value of readonly as "open with SQLITE_OPEN_READONLY".)
+      return "db=\"" + database + "\" timeout=10" +
+             (sqlite_read_only() ? std::string(" readonly=1") : std::string());
     case Backend::postgresql:
       if (!host.empty()) add("host", host);
       if (port) add("port", std::to_string(port));
@@ -362,7 +431,9 @@ DbUrl resolve_db_url(const UrlSources& sources) {
   } else if (const char* env = std::getenv("QUEUECTL_DB"); env && *env) {
     url = DbUrl::parse(env);
   } else {
-    url = DbUrl::parse("sqlite://" + default_sqlite_path());
+    const std::string path = default_sqlite_path();
+    url = DbUrl::parse((path.rfind('/', 0) == 0 ? "sqlite://" : "sqlite:") + path);
+    url.embedded_default = true;
   }
   // A password given apart from the URL replaces the URL's, wherever the URL put it (a
   // ?password= left in place would reach the driver as a second password).

@@ -26,6 +26,9 @@ struct DbUrl {
   // Where the password came from, for messages about a failed login: "the URL",
   // "QUEUECTL_DB_PASSWORD", "--db-password-file 'F'"; empty when there is none.
   std::string password_origin;
+  // The URL is the embedded default ($XDG_DATA_HOME/queuectl/queue.db), not one the user
+  // gave: `migrate` may create its folder.
+  bool embedded_default = false;
 
   // Parses a URL; throws UsageError naming what is wrong (never echoing a password).
   static DbUrl parse(std::string_view url);
@@ -35,6 +38,16 @@ struct DbUrl {
 
   // The connection string SOCI's backend expects.
   std::string soci_connect_string() const;
+
+  // An SQLite URL with ?mode=ro: opened read-only.
+  bool sqlite_read_only() const;
+  // An SQLite URL with ?mode=rw: the file is never created, not even by `migrate`.
+  bool sqlite_no_create() const;
+
+  // A copy that gives up connecting after about `seconds` (PostgreSQL's libpq waits at
+  // least 2 s per host; on MySQL each read waits as long), whatever the URL says: for
+  // `__complete`, which must never keep a shell waiting.
+  DbUrl with_connect_timeout(int seconds) const;
 };
 
 // Where the URL comes from: --db, else $QUEUECTL_DB, else the embedded SQLite default.

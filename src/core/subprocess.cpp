@@ -257,6 +257,7 @@ std::unique_ptr<Subprocess> Subprocess::start(Options o) {
     if (fd >= 0) fcntl(fd, F_SETFL, O_NONBLOCK);
   p->input_ = std::move(o.input);
   if (p->input_.empty()) p->close_fd(p->in_fd_);
+  if (o.capture) p->on_stderr_line_ = std::move(o.on_stderr_line);
 
   // End of file: exec succeeded (the pipe is close-on-exec). An int: why it failed.
   int exec_errno = 0;
@@ -373,6 +374,7 @@ bool Subprocess::handle(int fd, short revents) {
   ssize_t n = read(fd, buf, sizeof buf);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
   if (n <= 0) {
+    if (fd == err_fd_) pass_stderr_lines(true);
     close_fd(fd == out_fd_ ? out_fd_ : err_fd_);
     return true;
   }
@@ -387,8 +389,28 @@ bool Subprocess::handle(int fd, short revents) {
       err_.erase(0, err_.size() - kStderrTail);
       err_truncated_ = true;
     }
+    if (on_stderr_line_) {
+      err_line_.append(buf, got);
+      pass_stderr_lines(false);
+    }
   }
   return true;
+}
+
+void Subprocess::pass_stderr_lines(bool at_end) {
+  if (!on_stderr_line_) return;
+  std::size_t from = 0;
+  while (from < err_line_.size()) {
+    std::size_t nl = err_line_.find('\n', from);
+    std::size_t end = nl == std::string::npos ? err_line_.size() : nl;
+    if (nl == std::string::npos && end - from < kStderrLine && !at_end) break;
+    end = std::min(end, from + kStderrLine);
+    std::string line = err_line_.substr(from, end - from);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    on_stderr_line_(line);
+    from = end < err_line_.size() && err_line_[end] == '\n' ? end + 1 : end;
+  }
+  err_line_.erase(0, from);
 }
 
 std::string Subprocess::err_tail() const {

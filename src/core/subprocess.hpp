@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@ class Subprocess {
  public:
   static constexpr std::size_t kMaxStdout = 1024 * 1024;
   static constexpr std::size_t kStderrTail = 4096;
+  static constexpr std::size_t kStderrLine = 16384;
 
   struct Options {
     // argv[0] is searched in PATH as execvp does (a file that is not a binary runs with /bin/sh).
@@ -30,6 +32,10 @@ class Subprocess {
     // shares queuectl's stdin, stdout and stderr.
     bool capture = false;
     std::string input;
+    // Capture mode: called with each line the command writes to stderr (without its line
+    // end) as it comes, and with a last unterminated piece at the end; a line over
+    // kStderrLine bytes comes in pieces of that size.
+    std::function<void(const std::string&)> on_stderr_line;
     // When queuectl's process group has the terminal, hand it to the command's group while
     // it runs (so that it can read the terminal and Ctrl-C reaches it), and take it back after.
     bool take_terminal = false;
@@ -95,6 +101,8 @@ class Subprocess {
   void after_reaping(bool status_known);
   [[noreturn]] void wait_failed(int error);
   void close_fd(int& fd);
+  // Hands the complete lines of err_line_ to on_stderr_line_; at the end, the rest too.
+  void pass_stderr_lines(bool at_end);
 
   std::string name_;
   pid_t pid_ = -1;
@@ -105,6 +113,8 @@ class Subprocess {
   std::string input_;
   std::size_t written_ = 0;
   std::string out_, err_;
+  std::function<void(const std::string&)> on_stderr_line_;
+  std::string err_line_;  // stderr not yet handed to on_stderr_line_
   bool out_truncated_ = false, err_truncated_ = false;
   bool reaped_ = false;
   int exit_code_ = -1;

@@ -5,31 +5,26 @@
 #include <charconv>
 #include <utility>
 
+#include "core/display_text.hpp"
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 
 namespace queuectl {
 namespace {
 
-// Shows an input in a one-line error message: at most 40 bytes, control characters escaped.
+// Shows an input in a one-line error message: at most 40 bytes, control characters
+// escaped (\x1b), so that a rejected value never drives the terminal.
 std::string shown(std::string_view text) {
-  std::string s;
-  for (unsigned char c : text.substr(0, 40)) {
-    if (c == '\n')
-      s += "\\n";
-    else if (c < 0x20 || c == 0x7f)
-      s += "?";
-    else
-      s += static_cast<char>(c);
-  }
+  std::string s = visible_text(text.substr(0, 40));
   if (text.size() > 40) s += "...";
   return s;
 }
 
+// No character a terminal would act on (C0 and C1 controls, DEL, line separators,
+// bidirectional overrides: has_control_chars), and valid UTF-8: one rule for every name
+// and key queuectl writes, so that whatever it stores is safe to show.
 bool printable(std::string_view s) {
-  for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7f) return false;
-  return true;
+  return !has_control_chars(s);
 }
 
 // Length of the well-formed UTF-8 sequence at s[i], or 0 when there is none.

@@ -22,6 +22,9 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
 // How deeply objects and arrays nest in `text` (a quick scan that tolerates invalid JSON),
 // for checking a document before a recursive parser or printer sees it.
 std::size_t json_depth(std::string_view text);
+// "Printable", for every name and key below: valid UTF-8 without a character a terminal
+// would act on (C0 and C1 controls, DEL, line separators, bidirectional overrides; see
+// has_control_chars in core/display_text.hpp).
 // Dedupe keys: 1 to 255 bytes of printable text.
 void validate_key(std::string_view key, std::string_view what);
 // A job id: a positive 64-bit integer written in decimal.

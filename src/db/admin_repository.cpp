@@ -204,6 +204,19 @@ std::vector<std::string> AdminRepository::queue_names() {
   return names;
 }
 
+std::vector<std::pair<std::string, bool>> AdminRepository::named_queues() {
+  std::vector<std::pair<std::string, bool>> named;
+  db_.retrying([&] {
+    named.clear();
+    std::string name;
+    int paused = 0;
+    soci::statement st =
+        (db_.session().prepare << db_.sql().named_queues, soci::into(name), soci::into(paused));
+    for (bool got = st.execute(true); got; got = st.fetch()) named.emplace_back(name, paused != 0);
+  });
+  return named;
+}
+
 std::vector<std::int64_t> AdminRepository::missing_ids(const std::vector<std::int64_t>& ids) {
   constexpr std::size_t kChunk = 500;  // placeholders per statement, well under every limit
   std::vector<std::int64_t> missing;

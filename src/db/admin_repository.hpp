@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/duration.hpp"
@@ -63,6 +64,9 @@ class AdminRepository {
   QueueSettings settings(const std::string& queue);
   // Every queue with jobs or settings, for completions and pause's check for a new name.
   std::vector<std::string> queue_names();
+  // For completions: every queue with jobs or a setting that is not the default, and
+  // whether it is paused, by name.
+  std::vector<std::pair<std::string, bool>> named_queues();
   // Of `ids`, those that have no job row (in the order given), read in chunks.
   std::vector<std::int64_t> missing_ids(const std::vector<std::int64_t>& ids);
 

@@ -43,15 +43,40 @@ std::string first_line(const std::string& s) {
 // SOCI's PostgreSQL backend puts this line before libpq's reason for a failed connect.
 constexpr const char* kSociConnectPrefix = "Cannot establish connection to the database.";
 
+// Before SQLite opens `url`'s file: SOCI 4.0's sqlite3 backend always opens with
+// SQLITE_OPEN_CREATE (unless read-only), so a file that must not be created is checked for
+// here. (Removed between this check and the open, it would be created empty: a race with
+// someone deleting the database, not a typo.)
+void check_sqlite_file(const DbUrl& url, CreateFile create) {
+  if (url.database == ":memory:") return;
+  namespace fs = std::filesystem;
+  const fs::path file(url.database);
+  std::error_code ec;
+  // (A path that cannot even be looked at, for want of permission, is SQLite's to report.)
+  if (fs::exists(file, ec) || ec) return;
+  if (create == CreateFile::no || url.sqlite_no_create())
+    throw Error("no SQLite database at '" + url.database + "'" +
+                (create == CreateFile::yes ? " (?mode=" + url.params.at("mode") +
+                                                 " never creates it; drop it to create one)"
+                                           : ": run `queuectl migrate` to create it") +
+                ", or check the path");
+  const fs::path parent = file.parent_path();
+  if (parent.empty() || fs::is_directory(parent, ec)) return;
+  if (url.embedded_default) {
+    fs::create_directories(parent, ec);
+    if (ec) throw Error("cannot create the folder '" + parent.string() + "': " + ec.message());
+    return;
+  }
+  // As sqlite3 itself: a typo in the path must not become a tree of new folders.
+  throw UsageError("the folder '" + parent.string() + "' of the SQLite database " + url.redacted() +
+                   " does not exist; create it first (migrate creates only the file)");
+}
+
 }  // namespace
 
-Database::Database(const DbUrl& url) : url_(url), dialect_(make_dialect(url.backend)) {
-  if (url.backend == Backend::sqlite && url.database != ":memory:") {
-    std::filesystem::path parent = std::filesystem::path(url.database).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (ec) throw Error("cannot create the folder for " + url.redacted() + ": " + ec.message());
-  }
+Database::Database(const DbUrl& url, CreateFile create)
+    : url_(url), dialect_(make_dialect(url.backend)) {
+  if (url.backend == Backend::sqlite) check_sqlite_file(url, create);
   bool opened = false;
   try {
     session_.open(factory_for(url.backend), url.soci_connect_string());

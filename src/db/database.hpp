@@ -13,14 +13,20 @@
 
 namespace queuectl {
 
+// Whether opening an SQLite URL may create the file. Only `migrate` (and test fixtures)
+// create one: any other command on a mistyped path must not leave an empty file behind.
+enum class CreateFile { no, yes };
+
 class Database {
  public:
   // Connects. Throws TemporaryError (exit 75) naming the redacted URL and the driver's
   // reason when the server cannot be reached or is busy; Error (exit 1) when waiting will
   // not help: credentials, an unknown database, a bad connection setting (sslmode=require
-  // against a server without SSL), a session the server refuses to set up. For SQLite
-  // files the parent folder is created on first use.
-  explicit Database(const DbUrl& url);
+  // against a server without SSL), a session the server refuses to set up.
+  // An SQLite file that does not exist is Error (exit 1: run `queuectl migrate`) unless
+  // `create` is yes and the URL has no ?mode=; then its folder must exist (UsageError, exit
+  // 2, naming it), except the embedded default's, which is created.
+  explicit Database(const DbUrl& url, CreateFile create = CreateFile::no);
   // Connects as above, but runs `statements` instead of the dialect's own: how `bench`
   // points queuectl's claim and ack at a scratch copy of the schema (src/bench/scratch.hpp).
   Database(const DbUrl& url, Statements statements);

@@ -95,6 +95,9 @@ struct Statements {
   // (0 = expired only, huge = all); rows without one when :unleased is 1; in processing
   // since (locked_at, else updated_at) at least :older_ms; :limit.
   std::string list_leases;
+  // Every row list_leases matches (the same binds but :limit), per worker: -> locked_by
+  // (NULL for rows without one), leases, expired, without a lease, least seconds_left.
+  std::string lease_summary;
 
   // Reaper, one batch in one transaction: reap_pick locks up to :batch expired ids
   // (:queue NULL for all; SKIP LOCKED where the backend has it); reap_mark ({ids}
@@ -110,6 +113,7 @@ struct Statements {
   std::string reap_unleased_pick;
   std::string reap_unleased_mark;
   std::string statuses_by_ids;  // {ids} -> id, status
+  std::string reaped_by_ids;    // {ids} -> id, status, queue, locked_by (the former holder)
 
   // Operating, each ({ids}) -> the ids it changed. retry_ids: failed/canceled -> ready,
   // attempts reset. cancel_ids: ready/failed -> canceled; cancel_ids_force also processing.
@@ -137,6 +141,10 @@ struct Statements {
   // last_error of the head. Busiest first: processing, waiting, failed; then by head id.
   std::string list_groups;
   std::string queue_names;  // -> queue, every queue with jobs or settings
+  // For completions: every queue with jobs or with a setting that is not the default
+  // (paused or strict; a row left at the defaults by pause + resume does not count)
+  // -> queue, paused (0/1).
+  std::string named_queues;
 
   // Named locks, under the key Dialect::lock_key gives, which is what an application's own
   // SQL uses for the same lock (README: "Sharing the table with your own SQL"). Server

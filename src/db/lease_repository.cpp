@@ -1,5 +1,8 @@
 #include "db/lease_repository.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -11,21 +14,42 @@ using soci::use;
 // lease a duration can give (100 years) and within the SQL side's millisecond clamp.
 constexpr long long kFarFutureMs = 9'000'000'000'000LL;
 
+// The bound values of the lease filter, shared by the listing and its summary.
+struct LeaseBinds {
+  explicit LeaseBinds(const LeaseFilter& f)
+      : queue(f.queue.value_or("")),
+        worker(f.worker.value_or("")),
+        queue_ind(f.queue ? soci::i_ok : soci::i_null),
+        worker_ind(f.worker ? soci::i_ok : soci::i_null),
+        leased(f.kind == LeaseKind::unleased ? 0 : 1),
+        unleased(f.kind == LeaseKind::all || f.kind == LeaseKind::unleased ? 1 : 0),
+        within_ms(f.kind == LeaseKind::expired    ? 0
+                  : f.kind == LeaseKind::expiring ? f.expiring_within.ms()
+                                                  : kFarFutureMs),
+        older_ms(f.older_than ? f.older_than->ms() : 0) {}
+
+  void bind(soci::statement& st) {
+    st.exchange(use(queue, queue_ind, "queue"));
+    st.exchange(use(worker, worker_ind, "worker"));
+    st.exchange(use(leased, "leased"));
+    st.exchange(use(within_ms, "within_ms"));
+    st.exchange(use(unleased, "unleased"));
+    st.exchange(use(older_ms, "older_ms"));
+  }
+
+  std::string queue, worker;
+  soci::indicator queue_ind, worker_ind;
+  int leased, unleased;
+  long long within_ms, older_ms;
+};
+
 }  // namespace
 
 std::vector<Lease> LeaseRepository::leases(const LeaseFilter& f) {
   std::vector<Lease> out;
   db_.retrying([&] {
     out.clear();
-    std::string queue = f.queue.value_or(""), worker = f.worker.value_or("");
-    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
-    soci::indicator worker_ind = f.worker ? soci::i_ok : soci::i_null;
-    int leased = f.kind == LeaseKind::unleased ? 0 : 1;
-    int unleased = f.kind == LeaseKind::all || f.kind == LeaseKind::unleased ? 1 : 0;
-    long long within_ms = f.kind == LeaseKind::expired    ? 0
-                          : f.kind == LeaseKind::expiring ? f.expiring_within.ms()
-                                                          : kFarFutureMs;
-    long long older_ms = f.older_than ? f.older_than->ms() : 0;
+    LeaseBinds binds(f);
     int limit = f.limit;
     double seconds_left = 0;
     soci::indicator left_ind = soci::i_null;
@@ -33,18 +57,68 @@ std::vector<Lease> LeaseRepository::leases(const LeaseFilter& f) {
     JobRowReader reader;
     reader.bind(st);
     st.exchange(soci::into(seconds_left, left_ind));
-    st.exchange(use(queue, queue_ind, "queue"));
-    st.exchange(use(worker, worker_ind, "worker"));
-    st.exchange(use(leased, "leased"));
-    st.exchange(use(within_ms, "within_ms"));
-    st.exchange(use(unleased, "unleased"));
-    st.exchange(use(older_ms, "older_ms"));
+    binds.bind(st);
     st.exchange(use(limit, "limit"));
     prepare_once(st, db_.sql().list_leases);
     for (bool got = st.execute(true); got; got = st.fetch())
       out.push_back({reader.job(), left_ind == soci::i_null ? std::nullopt
                                                             : std::optional<double>(seconds_left)});
   });
+  return out;
+}
+
+namespace {
+
+// Adds `add` to the count of its (queue, worker), keeping `counts` sorted by them.
+void add_count(std::vector<ReapCount>& counts, const ReapCount& add) {
+  auto key = [](const ReapCount& c) { return std::tie(c.queue, c.worker); };
+  auto it =
+      std::lower_bound(counts.begin(), counts.end(), add,
+                       [&](const ReapCount& a, const ReapCount& b) { return key(a) < key(b); });
+  if (it == counts.end() || key(*it) != key(add)) it = counts.insert(it, {add.queue, add.worker});
+  it->requeued += add.requeued;
+  it->failed += add.failed;
+}
+
+// One returned job, to ready or to failed, counted under its queue and former holder.
+void count_reaped(std::vector<ReapCount>& counts, const std::string& queue,
+                  const std::optional<std::string>& worker, bool failed) {
+  add_count(counts, {queue, worker, failed ? 0 : 1, failed ? 1 : 0});
+}
+
+}  // namespace
+
+std::vector<WorkerLeases> LeaseRepository::lease_summary(const LeaseFilter& f) {
+  std::vector<WorkerLeases> out;
+  db_.retrying([&] {
+    out.clear();
+    LeaseBinds binds(f);
+    std::string worker;
+    soci::indicator worker_ind = soci::i_null, expired_ind = soci::i_null,
+                    unleased_ind = soci::i_null, left_ind = soci::i_null;
+    long long leases = 0, expired = 0, unleased = 0;
+    double least_left = 0;
+    soci::statement st(db_.session());
+    st.exchange(soci::into(worker, worker_ind));
+    st.exchange(soci::into(leases));
+    st.exchange(soci::into(expired, expired_ind));
+    st.exchange(soci::into(unleased, unleased_ind));
+    st.exchange(soci::into(least_left, left_ind));
+    binds.bind(st);
+    prepare_once(st, db_.sql().lease_summary);
+    for (bool got = st.execute(true); got; got = st.fetch()) {
+      WorkerLeases w;
+      if (worker_ind != soci::i_null) w.worker = worker;
+      w.leases = leases;
+      w.expired = expired_ind == soci::i_null ? 0 : expired;
+      w.unleased = unleased_ind == soci::i_null ? 0 : unleased;
+      if (left_ind != soci::i_null) w.soonest_seconds_left = least_left;
+      out.push_back(w);
+    }
+  });
+  // In one order on every backend (GROUP BY sorts by each server's collation, or not at all).
+  std::sort(out.begin(), out.end(),
+            [](const WorkerLeases& a, const WorkerLeases& b) { return a.worker < b.worker; });
   return out;
 }
 
@@ -59,8 +133,11 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
     if (o.unleased_older_than)
       f.older_than = Duration(std::chrono::milliseconds(o.unleased_older_than->ms() + 1));
     f.limit = 1000000;
-    for (const Lease& l : leases(f))
-      (l.job.attempts >= l.job.max_attempts ? result.failed : result.requeued).push_back(l.job.id);
+    for (const Lease& l : leases(f)) {
+      const bool fails = l.job.attempts >= l.job.max_attempts;
+      (fails ? result.failed : result.requeued).push_back(l.job.id);
+      count_reaped(result.counts, l.job.queue, l.job.locked_by, fails);
+    }
     result.batches = 1;
     return result;
   }
@@ -69,10 +146,12 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
   long long older_ms = unleased ? o.unleased_older_than->ms() : 0;
   while (true) {
     std::vector<std::int64_t> requeued, failed;
+    std::vector<ReapCount> counts;
     std::size_t picked_count = 0;
     db_.transaction([&] {
       requeued.clear();
       failed.clear();
+      counts.clear();
       auto& s = db_.session();
       std::string queue = o.queue.value_or("");
       soci::indicator queue_ind = o.queue ? soci::i_ok : soci::i_null;
@@ -94,22 +173,32 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       if (unleased) mark.exchange(use(older_ms, "older_ms"));
       prepare_once(mark, expand_ids(unleased ? q.reap_unleased_mark : q.reap_mark, ids.size()));
       mark.execute(true);
-      // Read back inside the transaction: the rows we changed are still ours.
+      // Read back inside the transaction: the rows we changed are still ours. A row that
+      // is neither ready nor failed now was taken by someone else before the mark.
       long long id = 0;
       int status = 0;
+      std::string queue_name, worker;
+      soci::indicator worker_ind = soci::i_ok;
       soci::statement read(s);
       read.exchange(soci::into(id));
       read.exchange(soci::into(status));
+      read.exchange(soci::into(queue_name));
+      read.exchange(soci::into(worker, worker_ind));
       bind_ids(read, ids);
-      prepare_once(read, expand_ids(q.statuses_by_ids, ids.size()));
+      prepare_once(read, expand_ids(q.reaped_by_ids, ids.size()));
       for (bool got = read.execute(true); got; got = read.fetch()) {
-        if (status == static_cast<int>(Status::ready)) requeued.push_back(id);
-        if (status == static_cast<int>(Status::failed)) failed.push_back(id);
+        const bool to_ready = status == static_cast<int>(Status::ready);
+        if (!to_ready && status != static_cast<int>(Status::failed)) continue;
+        (to_ready ? requeued : failed).push_back(id);
+        count_reaped(counts, queue_name,
+                     worker_ind == soci::i_null ? std::nullopt : std::optional<std::string>(worker),
+                     !to_ready);
       }
     });
     if (picked_count == 0) break;
     result.requeued.insert(result.requeued.end(), requeued.begin(), requeued.end());
     result.failed.insert(result.failed.end(), failed.begin(), failed.end());
+    for (const ReapCount& c : counts) add_count(result.counts, c);
     ++result.batches;
     if (progress) progress(result);
     // A short batch means the expired set is drained; a batch that changed nothing means

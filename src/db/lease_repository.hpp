@@ -39,6 +39,15 @@ struct Lease {
   std::optional<double> seconds_left;  // negative once expired; none without a lease
 };
 
+// The leases of one worker among all those a filter matches (its limit aside).
+struct WorkerLeases {
+  std::optional<std::string> worker;  // locked_by; none for rows that name no worker
+  std::int64_t leases = 0;
+  std::int64_t expired = 0;
+  std::int64_t unleased = 0;                   // processing without a lease
+  std::optional<double> soonest_seconds_left;  // none when no row has a lease
+};
+
 struct ReapOptions {
   std::optional<std::string> queue;
   // Unset: expired leases. Set: processing rows without a lease (lock_until NULL) in
@@ -49,9 +58,18 @@ struct ReapOptions {
   BackoffPolicy backoff;
 };
 
+// How many jobs of one queue, last held by one worker, a reap returned.
+struct ReapCount {
+  std::string queue;
+  std::optional<std::string> worker;  // the former holder (locked_by); none if it had none
+  std::int64_t requeued = 0;
+  std::int64_t failed = 0;
+};
+
 struct ReapResult {
   std::vector<std::int64_t> requeued;  // back to ready, with backoff
   std::vector<std::int64_t> failed;    // out of attempts
+  std::vector<ReapCount> counts;       // by queue and former worker, in that order
   int batches = 0;
 };
 
@@ -61,6 +79,9 @@ class LeaseRepository {
 
   // Processing jobs matching the filter, soonest expiry first.
   std::vector<Lease> leases(const LeaseFilter& filter);
+  // Every processing job the filter matches, however many its limit lets leases() return,
+  // counted per worker by one GROUP BY statement; in worker order (no worker first).
+  std::vector<WorkerLeases> lease_summary(const LeaseFilter& filter);
 
   // Returns expired leases (or, with unleased_older_than, rows without a lease that old)
   // in batches of `batch`, each batch one short transaction that re-checks status and

@@ -15,6 +15,7 @@
 
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
+#include "core/human_time.hpp"
 #include "core/process.hpp"
 #include "core/subprocess.hpp"
 #include "core/validate.hpp"
@@ -96,10 +97,9 @@ struct Running {
   bool release_on_exit = false;
 };
 
+// How long a job ran, as every table prints durations: "850ms", "42s", "9m58s".
 std::string seconds(Clock::duration d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fs", std::chrono::duration<double>(d).count());
-  return buf;
+  return human_duration(std::chrono::duration<double>(d).count());
 }
 
 // A finishing write (ack, fail, release) waiting to be written, with what to say about it.
@@ -114,11 +114,13 @@ class Worker {
  public:
   Worker(std::unique_ptr<Database> db, const WorkerOptions& o,
          const std::function<void(const std::string&)>& log,
-         const std::function<void(const std::string&)>& debug)
+         const std::function<void(const std::string&)>& debug,
+         const std::function<void(const std::string&)>& job_stderr)
       : url_(db->url()),
         o_(o),
         log_(log),
         debug_(debug ? debug : [](const std::string&) {}),
+        job_stderr_(job_stderr),
         db_(std::move(db)) {
     db_->give_up = [] { return g_stop_signals >= 2; };
     repo_ = std::make_unique<JobRepository>(*db_);
@@ -154,6 +156,7 @@ class Worker {
   WorkerOptions o_;
   std::function<void(const std::string&)> log_;
   std::function<void(const std::string&)> debug_;
+  std::function<void(const std::string&)> job_stderr_;
   std::unique_ptr<Database> db_;
   // The listening connection (PostgreSQL), apart from the one that claims: notifications
   // queue up on it while the worker sleeps in poll().
@@ -333,6 +336,14 @@ void Worker::start_job(const Job& job) {
   options.input = job.payload;
   options.to_default = {SIGPIPE};  // ignored by the worker, not by the commands it runs
   options.guard = guard_;
+  // The job's stderr goes on to the worker's (the journal, under systemd), a line at a
+  // time so that the lines of concurrent jobs never mix, each naming its job.
+  if (job_stderr_) {
+    const std::string prefix = "job " + std::to_string(job.id) + ": ";
+    options.on_stderr_line = [this, prefix](const std::string& line) {
+      job_stderr_(prefix + line);
+    };
+  }
   try {
     r.child = Subprocess::start(std::move(options));
   } catch (const Error& e) {
@@ -406,7 +417,9 @@ void Worker::finish(Running& r) {
     write = fail_write("exit status unknown: " + *r.wait_error,
                        "exit status unknown (" + *r.wait_error + ") (" + took + ")");
   } else if (r.timed_out) {
+    // What the command last said is often why it hung.
     std::string error = "timed out after " + o_.timeout->str() + "; stopped";
+    if (std::string tail = r.child->err_tail(); !tail.empty()) error += ": " + tail;
     write = [this, job, token, head, took, error] {
       Job after = repo().fail({job.id, token, error, std::nullopt, false, {}});
       ++summary_.timed_out;
@@ -416,18 +429,25 @@ void Worker::finish(Running& r) {
   } else if (code == 0) {
     // stdout becomes the result when it is one JSON document queuectl could store (the
     // same check as `ack --result`); anything else acks the job without a result.
+    // Output that is not stored is said so in the job's line, not dropped unseen.
     std::optional<std::string> result;
+    std::string unstored;
     const std::string& out = r.child->out();
-    if (!out.empty() && !r.child->out_truncated()) {
+    if (r.child->out_truncated()) {
+      unstored = "; its stdout is over " + std::to_string(Subprocess::kMaxStdout) +
+                 " bytes: not stored as the result";
+    } else if (!out.empty()) {
       try {
         result = validate_json(out, "result", Subprocess::kMaxStdout);
       } catch (const Error&) {
+        unstored = "; its stdout (" + std::to_string(out.size()) +
+                   " bytes) is not one JSON document: not stored as the result";
       }
     }
-    write = [this, job, token, head, took, result] {
+    write = [this, job, token, head, took, result, unstored] {
       repo().ack({job.id, token, result});
       ++summary_.done;
-      log_(head + ": done (" + took + ")");
+      log_(head + ": done (" + took + ")" + unstored);
     };
   } else {
     std::string error = (code > 128 ? "killed by signal " + std::to_string(code - 128)
@@ -580,8 +600,9 @@ WorkerSummary Worker::run() {
 
 WorkerSummary run_worker(std::unique_ptr<Database> db, const WorkerOptions& options,
                          const std::function<void(const std::string&)>& log,
-                         const std::function<void(const std::string&)>& debug) {
-  return Worker(std::move(db), options, log, debug).run();
+                         const std::function<void(const std::string&)>& debug,
+                         const std::function<void(const std::string&)>& job_stderr) {
+  return Worker(std::move(db), options, log, debug, job_stderr).run();
 }
 
 }  // namespace queuectl

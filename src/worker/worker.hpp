@@ -42,9 +42,11 @@ struct WorkerSummary {
 // finishes or releases running jobs). `db` becomes the worker's connection for claims and
 // finishing writes (opened again from its URL after connection trouble); the heartbeat and,
 // on PostgreSQL, the listener open one each: three at most. `log` receives one line per job
-// and event, `debug` what only -v shows (wake-ups).
+// and event, `debug` what only -v shows (wake-ups), `job_stderr` each line a job's command
+// writes to its stderr, prefixed `job ID: ` (none: the lines are only kept for last_error).
 WorkerSummary run_worker(std::unique_ptr<Database> db, const WorkerOptions& options,
                          const std::function<void(const std::string&)>& log,
-                         const std::function<void(const std::string&)>& debug = {});
+                         const std::function<void(const std::string&)>& debug = {},
+                         const std::function<void(const std::string&)>& job_stderr = {});
 
 }  // namespace queuectl

@@ -329,7 +329,7 @@ TEST_CASE("cli: bad input to retry, cancel, purge, pause and resume writes nothi
   }
 
   SUBCASE("cancel") {
-    rejects(f, {"cancel"}, "ids");
+    rejects(f, {"cancel"}, "ID is missing");
     for (const char* bad : {"abc", "0", "-5", "1; DROP TABLE job_queue", "2.0"})
       rejects(f, {"cancel", d.ready, bad}, "job id");
     rejects(f, {"cancel", d.ready, "--bogus"}, "--bogus");

@@ -14,6 +14,17 @@ namespace queuectl::testing::cli {
 
 namespace {
 
+// The report of ack --from: each outcome's count, and its ids beside it.
+json ack_report(const json& acked, const json& lost, const json& not_found) {
+  return json{{"acked", acked.size()},         {"acked_ids", acked},
+              {"lost", lost.size()},           {"lost_ids", lost},
+              {"not_found", not_found.size()}, {"not_found_ids", not_found}};
+}
+
+}  // namespace
+
+namespace {
+
 // A `{"id","token"}` ack line.
 std::string ack_line(const json& id, const std::string& token) {
   return json{{"id", id}, {"token", token}}.dump() + "\n";
@@ -60,7 +71,7 @@ TEST_CASE("cli: edge: ack --from and enqueue --from with empty input do nothing,
     CAPTURE(json(input).dump());
     CHECK(ok(url, {"ack", "--from", "-"}, input).out == "acked 0 job(s)\n");
     CHECK(ok_json(url, {"ack", "--from", "-"}, input) ==
-          json{{"acked", 0}, {"lost", json::array()}, {"not_found", json::array()}});
+          ack_report(json::array(), json::array(), json::array()));
     CHECK(ok(url, {"enqueue", "--from", "-"}, input).out == "enqueued 0 job(s)\n");
     CHECK(ok_json(url, {"enqueue", "--from", "-"}, input) ==
           json{{"enqueued", 0}, {"duplicates", 0}});
@@ -101,14 +112,13 @@ TEST_CASE("cli: edge: ack --from reports missing ids as not found (4); a lost le
   RunResult with_result =
       exits(url, {"-o", "json", "ack", "--from", "-"}, 4,
             json{{"id", 999998}, {"token", "x"}, {"result", {{"ok", true}}}}.dump() + "\n");
-  CHECK(parse(with_result.out) ==
-        json{{"acked", 0}, {"lost", json::array()}, {"not_found", json::array({999998})}});
+  CHECK(parse(with_result.out) == ack_report(json::array(), json::array(), json::array({999998})));
 
   // A good ack and a missing id: the good one is done, exit 4.
   RunResult mixed = exits(url, {"-o", "json", "ack", "--from", "-"}, 4,
                           ack_line(a["id"], a["lock_token"]) + ack_line(999999, "x"));
   CHECK(parse(mixed.out) ==
-        json{{"acked", 1}, {"lost", json::array()}, {"not_found", json::array({999999})}});
+        ack_report(json::array({a["id"]}), json::array(), json::array({999999})));
   CHECK(status_of(url, id_of(a)) == "done");
 
   // A lost lease (b, wrong token) and a missing id: 3 wins; c is acked all the same.
@@ -117,7 +127,7 @@ TEST_CASE("cli: edge: ack --from reports missing ids as not found (4); a lost le
                              ack_line(c["id"], c["lock_token"]));
   INFO(dump(both));
   CHECK(parse(both.out) ==
-        json{{"acked", 1}, {"lost", json::array({b["id"]})}, {"not_found", json::array({999999})}});
+        ack_report(json::array({c["id"]}), json::array({b["id"]}), json::array({999999})));
   CHECK(contains(both.err, "lease lost on job " + id_text(b)));
   CHECK(contains(both.err, "job 999999 not found"));
   CHECK(status_of(url, id_of(b)) == "processing");
@@ -128,8 +138,10 @@ TEST_CASE("cli: edge: ack --from reports missing ids as not found (4); a lost le
                          ack_line(a["id"], a["lock_token"]) + ack_line(b["id"], "wrong-token"));
   json lost_doc = parse(lost.out);
   CHECK(lost_doc["acked"] == 0);
-  CHECK(id_set(lost_doc["lost"]) == std::set<std::int64_t>{id_of(a), id_of(b)});
-  CHECK(lost_doc["not_found"] == json::array());
+  CHECK(id_set(lost_doc["lost_ids"]) == std::set<std::int64_t>{id_of(a), id_of(b)});
+  CHECK(lost_doc["lost"] == 2);
+  CHECK(lost_doc["not_found"] == 0);
+  CHECK(lost_doc["not_found_ids"] == json::array());
   CHECK(status_of(url, id_of(b)) == "processing");
 
   // --help states the rule.
@@ -273,6 +285,7 @@ TEST_CASE("cli: edge: reap -o json while another reaper holds the lock prints a 
                         {"failed", 0},
                         {"requeued_ids", json::array()},
                         {"failed_ids", json::array()},
+                        {"counts", json::array()},
                         {"batches", 0},
                         {"lock", "queuectl:reap"},
                         {"skipped", true}};
@@ -353,7 +366,7 @@ TEST_CASE("cli: edge: ack --from with the same id and token twice acks once, exi
   CHECK(r.exit_code == 0);
   json report = parse(r.out);
   CHECK(report["acked"] == 2);
-  CHECK(report["lost"].empty());
+  CHECK(report["lost"] == 0);
   CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 2);
 }
 

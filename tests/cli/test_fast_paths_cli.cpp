@@ -39,7 +39,9 @@ TEST_CASE("cli: ack --from in one batch reports each lost lease and acks the res
   CHECK_MESSAGE(r.exit_code == 3, dump(r));
   json report = parse(r.out);
   CHECK(report["acked"] == 2);
-  CHECK(report["lost"] == json::array({released, canceled}));
+  CHECK(report["lost"] == 2);
+  CHECK(report["lost_ids"] == json::array({released, canceled}));
+  CHECK(report["acked_ids"].size() == 2);
   CHECK(r.err.find("lease lost on job " + std::to_string(released)) != std::string::npos);
   CHECK(r.err.find("lease lost on job " + std::to_string(canceled)) != std::string::npos);
   CHECK(show(url, jobs[0]["id"].get<std::int64_t>())["status"] == "done");

@@ -98,7 +98,8 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
   REQUIRE(stats.size() == 1);
   CHECK(stats[0]["strict_groups"] == true);
   RunResult table = ok(url, {"stats", "orders"});
-  CHECK(contains(table.out, "STRICT"));
+  CHECK(contains(table.out, "FLAGS"));
+  CHECK(contains(table.out, " strict\n"));
   RunResult prom = ok(url, {"stats", "-o", "prometheus"});
   CHECK(contains(prom.out, "queuectl_queue_strict_groups{queue=\"orders\"} 1\n"));
 

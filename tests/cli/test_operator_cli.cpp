@@ -80,7 +80,7 @@ TEST_CASE("cli: bare queuectl prints the overview; parse errors name the option 
   RunResult limit = queuectl(url, {"claim", "q", "--limit", "abc"});
   check_usage_error(limit, "--limit: 'abc' is not a whole number (see queuectl claim --help)");
   RunResult missing = queuectl(url, {"claim"});
-  check_usage_error(missing, "queue is missing (see queuectl claim --help)");
+  check_usage_error(missing, "QUEUE is missing (see queuectl claim --help)");
   RunResult extra = queuectl(url, {"claim", "q", "extra"});
   check_usage_error(extra, "unexpected argument 'extra' (see queuectl claim --help)");
   RunResult none = queuectl(url, {"-v"});

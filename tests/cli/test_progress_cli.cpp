@@ -77,8 +77,8 @@ TEST_CASE("cli: reap shows its progress on a terminal") {
   RunResult r = on_terminal(url, {"reap", "--batch", "1"});
   INFO(dump(r));
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "\rreaped 1 job(s) in 1 batch(es)"));
-  CHECK(contains(r.out, "\rreaped 3 job(s) in 3 batch(es)"));
+  CHECK(contains(r.out, "\rreaped 1 of 3 job(s) in 1 batch(es)"));
+  CHECK(contains(r.out, "\rreaped 3 of 3 job(s) in 3 batch(es)"));
   CHECK(contains(r.out, "returned 3 expired job(s) to ready"));
 }
 

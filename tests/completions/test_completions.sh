@@ -80,6 +80,10 @@ queuectl -q enqueue reports '{}' >/dev/null
 queuectl -q --db "$ALT" migrate >/dev/null
 queuectl -q --db "$ALT" enqueue nightly '{}' >/dev/null
 queuectl -q --db "$ALT" enqueue mail:high '{}' >/dev/null
+# reports is paused; a mistyped queue paused and resumed again leaves nothing to offer.
+queuectl -q pause reports >/dev/null
+queuectl -q pause emials 2>/dev/null
+queuectl -q resume emials >/dev/null
 expect_eq "fixture: __complete queues lists emails and reports" \
     "emails reports" "$(queuectl __complete queues)"
 # The commands `queuectl --help` lists, in its order: "NAME<TAB>Description" lines.
@@ -143,7 +147,14 @@ bcheck() {
 }
 
 bcheck eq "queuectl cl<TAB> -> claim" "queuectl cl" "claim"
-bcheck seq "queuectl <TAB> -> every command, in the order of queuectl --help" "queuectl " "$HELP_NAMES"
+bcheck seq "queuectl <TAB> -> every command, in the order of queuectl --help, then help" "queuectl " "$HELP_NAMES help"
+bcheck eq "queuectl he<TAB> -> help" "queuectl he" "help"
+bcheck eq "queuectl help cl<TAB> -> claim" "queuectl help cl" "claim"
+bcheck seq "queuectl help <TAB> -> every command" "queuectl help " "$HELP_NAMES"
+bcheck eq "queuectl help claim <TAB> -> nothing" "queuectl help claim " ""
+bcheck eq "queuectl resume <TAB> -> the paused queues" "queuectl resume " "reports"
+bcheck eq "queuectl pause <TAB> -> the queues not paused" "queuectl pause " "emails"
+bcheck eq "queuectl --db ALT resume <TAB> -> nothing paused there" "queuectl --db $ALT resume " ""
 bcheck eq "queuectl claim <TAB> -> queues from \$QUEUECTL_DB" "queuectl claim " "emails reports"
 bcheck eq "queuectl claim em<TAB> -> emails" "queuectl claim em" "emails"
 bcheck eq "queuectl claim emails <TAB> -> nothing (one queue only)" "queuectl claim emails " ""
@@ -157,7 +168,7 @@ bcheck eq "queuectl migrate --status <TAB> -> nothing (a flag there)" "queuectl 
 bcheck has "queuectl claim emails --l<TAB> has --lease --limit" "queuectl claim emails --l" "--lease --limit"
 bcheck eq "queuectl claim emails --l<TAB> is exactly --lease --limit" "queuectl claim emails --l" "--lease --limit"
 bcheck has "queuectl -o <TAB> has json" "queuectl -o " "json"
-bcheck eq "queuectl -o <TAB> -> table json ndjson prometheus" "queuectl -o " "table json ndjson prometheus"
+bcheck eq "queuectl -o <TAB> -> table wide json ndjson prometheus" "queuectl -o " "table wide json ndjson prometheus"
 bcheck eq "queuectl -o json cl<TAB> -> claim (option value skipped)" "queuectl -o json cl" "claim"
 bcheck eq "queuectl --db ALT cl<TAB> -> claim (URL with colons skipped)" "queuectl --db $ALT cl" "claim"
 bcheck has "queuectl --<TAB> has global options" "queuectl --" "--db --db-password-file --output --quiet --verbose --max-payload --help"
@@ -194,6 +205,8 @@ bcheck eq "queuectl queue emails --strict-groups=of<TAB> -> off" "queuectl queue
 bcheck eq "queuectl queue --strict-groups on <TAB> -> queues (option value skipped)" "queuectl queue --strict-groups on " "emails reports"
 # lock --print-key NAME; leases --unleased; reap --unleased --older-than DUR
 bcheck eq "queuectl lock --p<TAB> -> --print-key" "queuectl lock --p" "--print-key"
+bcheck eq "queuectl lock --c<TAB> -> --conflict-exit-code" "queuectl lock --c" "--conflict-exit-code"
+bcheck eq "queuectl claim --wa<TAB> -> --wait" "queuectl claim --wa" "--wait"
 bcheck eq "queuectl leases --u<TAB> -> --unleased" "queuectl leases --u" "--unleased"
 bcheck eq "queuectl reap --u<TAB> -> --unleased" "queuectl reap --u" "--unleased"
 bcheck eq "queuectl reap --unleased --ol<TAB> -> --older-than" "queuectl reap --unleased --ol" "--older-than"
@@ -222,51 +235,12 @@ if command -v zsh >/dev/null; then
 
     # Real completions: an interactive zsh on a pseudo-terminal, with Tab bound
     # to a widget that runs the completion system and records every match
-    # (compadd is wrapped) in a file, then "DONE".
-    cat >"$TMP/zsh-setup.zsh" <<'EOF'
-fpath=("$QC_COMPDIR" $fpath)
-autoload -U compinit && compinit -u -d "$QC_TMP/zcompdump.pty"
-compadd() {
-  if [[ ${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then builtin compadd "$@"; return; fi
-  local -a hits
-  builtin compadd -A hits "$@"
-  print -rl -- $hits >>| $QC_TMP/zsh.hits
-  builtin compadd "$@"
-}
-zle -C qc-complete complete-word _main_complete
-qc-tab() { zle qc-complete; print -r -- DONE >>| $QC_TMP/zsh.hits; BUFFER=; CURSOR=0 }
-zle -N qc-tab
-bindkey '^I' qc-tab
-print -r -- ready >| $QC_TMP/zsh.ready
-EOF
-    cat >"$TMP/zsh-driver.zsh" <<'EOF'
-# zsh zsh-driver.zsh LINE...: prints, per LINE, "### LINE" then the matches.
-zmodload zsh/zpty || exit 3
-export TERM=xterm
-wait_for() { # FILE PATTERN: read the pty (so it never blocks) until FILE matches
-  local i junk
-  for (( i = 0; i < 600; i++ )); do
-    while zpty -rt qc junk 2>/dev/null; do :; done
-    [[ -f $1 ]] && grep -q -- "$2" $1 && return 0
-    sleep 0.1
-  done
-  return 1
-}
-zpty qc zsh -f -i
-zpty -w qc ". ${(q)QC_TMP}/zsh-setup.zsh"
-wait_for $QC_TMP/zsh.ready ready || { print "zsh did not start"; exit 4 }
-for line in "$@"; do
-  rm -f $QC_TMP/zsh.hits
-  zpty -w -n qc "$line"$'\t'
-  wait_for $QC_TMP/zsh.hits '^DONE$' || { print "no completion for: $line"; exit 5 }
-  print -r -- "### $line"
-  grep -v '^DONE$' $QC_TMP/zsh.hits | sort -u
-done
-zpty -d qc
-EOF
+    # (compadd is wrapped) in a file, then "DONE" (zsh-driver.zsh, zsh-setup.zsh).
     zlines=(
         "queuectl cl"
         "queuectl claim "
+        "queuectl lock --c"
+        "queuectl claim --wa"
         "queuectl --db $MISSING claim "
         "queuectl --db $ALT claim "
         "queuectl claim --db $ALT "
@@ -296,8 +270,13 @@ EOF
         "queuectl reap --older-than 2h "
         "queuectl list --n"
         "queuectl retry --queue "
+        "queuectl resume "
+        "queuectl pause "
+        "queuectl he"
+        "queuectl help cl"
     )
-    if zout=$(QC_TMP=$TMP QC_COMPDIR=$COMPDIR zsh -f "$TMP/zsh-driver.zsh" "${zlines[@]}" 2>&1); then
+    if zout=$(QC_TMP=$TMP QC_COMPDIR=$COMPDIR QC_SETUP=$ROOT/tests/completions/zsh-setup.zsh \
+        zsh -f "$ROOT/tests/completions/zsh-driver.zsh" "${zlines[@]}" 2>&1); then
         zhits() { awk -v l="### $1" '$0 == l {on = 1; next} /^### / {on = 0} on' <<<"$zout"; }
         expect_eq "zsh: queuectl cl<TAB> -> claim" "claim" "$(zhits "queuectl cl")"
         expect_eq "zsh: queuectl claim <TAB> -> emails reports" "emails reports" "$(zhits "queuectl claim ")"
@@ -307,7 +286,7 @@ EOF
         expect_eq "zsh: queuectl list --status f<TAB> -> failed" "failed" "$(zhits "queuectl list --status f")"
         expect_eq "zsh: queuectl retry --status <TAB> -> failed canceled" "failed canceled" "$(zhits "queuectl retry --status ")"
         expect_eq "zsh: queuectl claim emails --l<TAB> -> --lease --limit" "--lease --limit" "$(zhits "queuectl claim emails --l")"
-        expect_has "zsh: queuectl -o <TAB> has json" "json table ndjson prometheus" "$(zhits "queuectl -o ")"
+        expect_has "zsh: queuectl -o <TAB> has json" "json table wide ndjson prometheus" "$(zhits "queuectl -o ")"
         expect_eq "zsh: queuectl stats emails <TAB> -> reports" "reports" "$(zhits "queuectl stats emails ")"
         expect_has "zsh: queuectl work emails -- ech<TAB> has echo" "echo" "$(zhits "queuectl work emails -- ech")"
         expect_eq "zsh: queuectl gr<TAB> -> groups" "groups" "$(zhits "queuectl gr")"
@@ -318,6 +297,8 @@ EOF
         expect_eq "zsh: queuectl groups --limit 5 <TAB> -> emails reports" "emails reports" "$(zhits "queuectl groups --limit 5 ")"
         expect_eq "zsh: queuectl qu<TAB> -> queue" "queue" "$(zhits "queuectl qu")"
         expect_eq "zsh: queuectl lock --p<TAB> -> --print-key" "--print-key" "$(zhits "queuectl lock --p")"
+        expect_eq "zsh: queuectl lock --c<TAB> -> --conflict-exit-code" "--conflict-exit-code" "$(zhits "queuectl lock --c")"
+        expect_eq "zsh: queuectl claim --wa<TAB> -> --wait" "--wait" "$(zhits "queuectl claim --wa")"
         expect_eq "zsh: queuectl leases --u<TAB> -> --unleased" "--unleased" "$(zhits "queuectl leases --u")"
         expect_eq "zsh: queuectl reap --u<TAB> -> --unleased" "--unleased" "$(zhits "queuectl reap --u")"
         expect_eq "zsh: queuectl reap --older-than 2h <TAB> -> emails reports" "emails reports" "$(zhits "queuectl reap --older-than 2h ")"
@@ -330,6 +311,10 @@ EOF
         expect_eq "zsh: queuectl queue emails --strict-groups=o<TAB> -> on off" "on off" "$(zhits "queuectl queue emails --strict-groups=o")"
         expect_eq "zsh: queuectl queue --strict-groups on <TAB> -> emails reports" "emails reports" "$(zhits "queuectl queue --strict-groups on ")"
         expect_eq "zsh: queuectl enqueue emails --gr<TAB> -> --group-key" "--group-key" "$(zhits "queuectl enqueue emails --gr")"
+        expect_eq "zsh: queuectl resume <TAB> -> the paused queues" "reports" "$(zhits "queuectl resume ")"
+        expect_eq "zsh: queuectl pause <TAB> -> the queues not paused" "emails" "$(zhits "queuectl pause ")"
+        expect_eq "zsh: queuectl he<TAB> -> help" "help" "$(zhits "queuectl he")"
+        expect_eq "zsh: queuectl help cl<TAB> -> claim" "claim" "$(zhits "queuectl help cl")"
     else
         not_ok "zsh: interactive completion on a pty" "the driver runs" "$zout"
     fi
@@ -365,6 +350,10 @@ if command -v fish >/dev/null; then
         expect_empty_file "fish: $name: nothing on stderr" "$TMP/fish.err"
     }
     fcheck eq "queuectl cl<TAB> -> claim" "queuectl cl" "claim"
+    fcheck eq "queuectl he<TAB> -> help" "queuectl he" "help"
+    fcheck eq "queuectl help cl<TAB> -> claim" "queuectl help cl" "claim"
+    fcheck eq "queuectl resume <TAB> -> the paused queues" "queuectl resume " "reports"
+    fcheck eq "queuectl pause <TAB> -> the queues not paused" "queuectl pause " "emails"
     fcheck eq "queuectl claim <TAB> -> emails reports" "queuectl claim " "emails reports"
     fcheck eq "queuectl --db MISSING claim <TAB> -> no queues" "queuectl --db $MISSING claim " ""
     fcheck eq "queuectl --db ALT claim <TAB> -> queues of that db" "queuectl --db $ALT claim " "nightly mail:high"
@@ -372,7 +361,7 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl list --status f<TAB> -> failed" "queuectl list --status f" "failed"
     fcheck eq "queuectl list --status ready,p<TAB> -> ready,processing" "queuectl list --status ready,p" "ready,processing"
     fcheck eq "queuectl claim emails --l<TAB> -> --lease --limit" "queuectl claim emails --l" "--lease --limit"
-    fcheck eq "queuectl -o <TAB> -> table json ndjson prometheus" "queuectl -o " "table json ndjson prometheus"
+    fcheck eq "queuectl -o <TAB> -> table wide json ndjson prometheus" "queuectl -o " "table wide json ndjson prometheus"
     fcheck eq "queuectl stats emails <TAB> -> reports" "queuectl stats emails " "reports"
     fcheck eq "queuectl work emails <TAB> -> --" "queuectl work emails " "--"
     fcheck has "queuectl work emails -- ech<TAB> has echo" "queuectl work emails -- ech" "echo"
@@ -386,6 +375,8 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl groups --limit 5 <TAB> -> emails reports (value skipped)" "queuectl groups --limit 5 " "emails reports"
     fcheck eq "queuectl qu<TAB> -> queue" "queuectl qu" "queue"
     fcheck eq "queuectl lock --p<TAB> -> --print-key" "queuectl lock --p" "--print-key"
+    fcheck eq "queuectl lock --c<TAB> -> --conflict-exit-code" "queuectl lock --c" "--conflict-exit-code"
+    fcheck eq "queuectl claim --wa<TAB> -> --wait" "queuectl claim --wa" "--wait"
     fcheck eq "queuectl leases --u<TAB> -> --unleased" "queuectl leases --u" "--unleased"
     fcheck eq "queuectl reap --u<TAB> -> --unleased" "queuectl reap --u" "--unleased"
     fcheck eq "queuectl reap --older-than 2h <TAB> -> emails reports (value skipped)" "queuectl reap --older-than 2h " "emails reports"
@@ -403,9 +394,9 @@ if command -v fish >/dev/null; then
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl "' "$COMPDIR/queuectl.fish" 2>&1) || true
     expect_text "fish: the commands and their descriptions are those of queuectl --help" \
-        "$(LC_ALL=C sort <<<"$HELP_CMDS")" "$(LC_ALL=C sort <<<"$got")"
+        "$(LC_ALL=C sort <<<"$HELP_CMDS"$'\n'"help	Show the overview, or a command's help")" "$(LC_ALL=C sort <<<"$got")"
     # shellcheck disable=SC2016 # a literal $needs_command
-    expect_seq "fish: the commands are defined in the order of queuectl --help" "$HELP_NAMES" \
+    expect_seq "fish: the commands are defined in the order of queuectl --help, then help" "$HELP_NAMES help" \
         "$(sed -n 's/^complete -c queuectl -n \$needs_command -a \([a-z-]*\) .*/\1/p' "$COMPDIR/queuectl.fish")"
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl enqueue emails --group-k"' "$COMPDIR/queuectl.fish" 2>&1) || true
@@ -417,8 +408,8 @@ else
     not_ok "fish: installed" "fish on PATH (apt-get install -y fish)" "not found"
 fi
 
-if [[ -e $TMP/missing.db ]]; then
-    echo "# note: completing with --db $MISSING created that file (queuectl opens SQLite read-write)"
+if [[ ! -e $TMP/missing.db ]]; then ok "completing with --db MISSING created no file"; else
+    not_ok "completing with --db MISSING created no file" "no $TMP/missing.db" "it exists"
 fi
 echo "$passed passed, $failed failed"
 ((failed == 0))

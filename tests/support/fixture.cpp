@@ -64,7 +64,7 @@ FreshDatabase::~FreshDatabase() {
 }
 
 std::unique_ptr<Database> FreshDatabase::connect() const {
-  return std::make_unique<Database>(DbUrl::parse(url_));
+  return std::make_unique<Database>(DbUrl::parse(url_), CreateFile::yes);
 }
 
 long long scalar(Database& db, const std::string& sql) {

@@ -232,16 +232,25 @@ Statements make_statements() {
 
   // <=> is NULL-safe: a row other code claimed without naming a worker is listed too.
   // Rows without a lease come first: ascending order puts NULL first on MySQL.
-  s.list_leases = "SELECT " + cols + R"(, TIMESTAMPDIFF(MICROSECOND, NOW(6), lock_until) / 1e6
+  // The leases a filter matches, listed (list_leases) and counted per worker (lease_summary).
+  const std::string leases_matching = R"(
       FROM job_queue FORCE INDEX (ix_job_queue_lease)
      WHERE status = 1
        AND queue = COALESCE(:queue, queue)
        AND locked_by <=> COALESCE(:worker, locked_by)
        AND ((:leased = 1 AND lock_until < )" QC_NOW_PLUS(":within_ms") R"()
             OR (:unleased = 1 AND lock_until IS NULL))
-       AND COALESCE(locked_at, updated_at) <= )" QC_NOW_MINUS(":older_ms") R"(
+       AND COALESCE(locked_at, updated_at) <= )" QC_NOW_MINUS(":older_ms");
+  s.list_leases = "SELECT " + cols + ", TIMESTAMPDIFF(MICROSECOND, NOW(6), lock_until) / 1e6" +
+                  leases_matching + R"(
      ORDER BY lock_until, id
      LIMIT :limit)";
+  s.lease_summary = R"(
+    SELECT locked_by, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END),
+           SUM(CASE WHEN lock_until IS NULL THEN 1 ELSE 0 END),
+           MIN(TIMESTAMPDIFF(MICROSECOND, NOW(6), lock_until) / 1e6))" +
+                    leases_matching + R"(
+     GROUP BY locked_by)";
 
   s.reap_pick = R"(
     SELECT id
@@ -285,6 +294,8 @@ Statements make_statements() {
      WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
        AND COALESCE(locked_at, updated_at) < )" QC_NOW_MINUS(":older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+  s.reaped_by_ids =
+      "SELECT id, status, queue, locked_by FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.pick = "SELECT id FROM job_queue WHERE id IN ({ids}) AND status IN (3, 4) FOR UPDATE";
   s.cancel_ids.pick =
@@ -361,6 +372,13 @@ Statements make_statements() {
     UNION
     SELECT queue FROM queuectl_queues
     ORDER BY 1)";
+  s.named_queues = R"(
+    SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
+      FROM (SELECT queue FROM job_queue GROUP BY queue
+            UNION
+            SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL OR strict_groups = 1) n
+      LEFT JOIN queuectl_queues s ON s.queue = n.queue
+     ORDER BY 1)";
 
   // GET_LOCK is held by the session until RELEASE_LOCK or disconnect: nothing to refresh,
   // only a check that the session still holds it (which also keeps wait_timeout away).

@@ -288,9 +288,8 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
-  s.list_leases = "SELECT " + cols +
-                  ", CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)"
-                  R"(
+  // The leases a filter matches, listed (list_leases) and counted per worker (lease_summary).
+  const std::string leases_matching = R"(
       FROM job_queue,
            (SELECT CAST(:queue AS text) AS arg_queue, CAST(:worker AS text) AS arg_worker,
                    CAST(:leased AS integer) AS arg_leased,
@@ -300,9 +299,18 @@ Statements make_statements() {
        AND (a.arg_worker IS NULL OR locked_by = a.arg_worker)
        AND ((a.arg_leased = 1 AND lock_until < now() + )" QC_MS(":within_ms") R"()
             OR (a.arg_unleased = 1 AND lock_until IS NULL))
-       AND COALESCE(locked_at, updated_at) <= now() - )" QC_MS(":older_ms") R"(
+       AND COALESCE(locked_at, updated_at) <= now() - )" QC_MS(":older_ms");
+  s.list_leases = "SELECT " + cols +
+                  ", CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)" +
+                  leases_matching + R"(
      ORDER BY lock_until NULLS FIRST, id
      LIMIT CAST(:limit AS integer))";
+  s.lease_summary = R"(
+    SELECT locked_by, COUNT(*), COUNT(*) FILTER (WHERE lock_until < now()),
+           COUNT(*) FILTER (WHERE lock_until IS NULL),
+           MIN(CAST(EXTRACT(EPOCH FROM lock_until - now()) AS double precision)))" +
+                    leases_matching + R"(
+     GROUP BY locked_by)";
 
   s.reap_pick = R"(
     SELECT id
@@ -346,6 +354,8 @@ Statements make_statements() {
      WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
        AND COALESCE(locked_at, updated_at) < now() - )" QC_MS(":older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+  s.reaped_by_ids =
+      "SELECT id, status, queue, locked_by FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.write = returning(R"(
     UPDATE job_queue
@@ -439,6 +449,21 @@ Statements make_statements() {
     UNION
     SELECT queue FROM queuectl_queues
     ORDER BY 1)";
+  s.named_queues = R"(
+    WITH RECURSIVE q (queue) AS (
+      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > q.queue ORDER BY j.queue LIMIT 1)
+        FROM q
+       WHERE q.queue IS NOT NULL),
+    named (queue) AS (
+      SELECT queue FROM q WHERE queue IS NOT NULL
+      UNION
+      SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL OR strict_groups)
+    SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
+      FROM named n
+      LEFT JOIN queuectl_queues s ON s.queue = n.queue
+     ORDER BY 1)";
 
   // Session advisory locks: released by lock_release or when the session ends, so nothing
   // to refresh. They bind :key only: the name, whose bigint key the server computes as

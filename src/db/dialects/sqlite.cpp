@@ -184,16 +184,24 @@ Statements make_statements() {
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
   // IS is NULL-safe: a row other code claimed without naming a worker is listed too.
-  s.list_leases = "SELECT " + cols + ", " QC_AGE_NEG("lock_until") R"(
+  // The leases a filter matches, listed (list_leases) and counted per worker (lease_summary).
+  const std::string leases_matching = R"(
       FROM job_queue
      WHERE status = 1
        AND queue = COALESCE(:queue, queue)
        AND locked_by IS COALESCE(:worker, locked_by)
        AND ((:leased = 1 AND lock_until < )" QC_NOW_PLUS(":within_ms") R"()
             OR (:unleased = 1 AND lock_until IS NULL))
-       AND COALESCE(locked_at, updated_at) <= )" QC_NOW_PLUS("-:older_ms") R"(
+       AND COALESCE(locked_at, updated_at) <= )" QC_NOW_PLUS("-:older_ms");
+  s.list_leases = "SELECT " + cols + ", " QC_AGE_NEG("lock_until") + leases_matching + R"(
      ORDER BY lock_until NULLS FIRST, id
      LIMIT :limit)";
+  s.lease_summary = R"(
+    SELECT locked_by, COUNT(*), SUM(CASE WHEN lock_until < )" QC_NOW R"( THEN 1 ELSE 0 END),
+           SUM(CASE WHEN lock_until IS NULL THEN 1 ELSE 0 END),
+           MIN()" QC_AGE_NEG("lock_until") R"())" +
+                    leases_matching + R"(
+     GROUP BY locked_by)";
 
   s.reap_pick = R"(
     SELECT id FROM job_queue
@@ -234,6 +242,8 @@ Statements make_statements() {
      WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
        AND COALESCE(locked_at, updated_at) < )" QC_NOW_PLUS("-:older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+  s.reaped_by_ids =
+      "SELECT id, status, queue, locked_by FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.write = returning(R"(
     UPDATE job_queue
@@ -309,6 +319,13 @@ Statements make_statements() {
     UNION
     SELECT queue FROM queuectl_queues
     ORDER BY 1)";
+  s.named_queues = R"(
+    SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
+      FROM (SELECT queue FROM job_queue GROUP BY queue
+            UNION
+            SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL OR strict_groups = 1) n
+      LEFT JOIN queuectl_queues s ON s.queue = n.queue
+     ORDER BY 1)";
 
   s.lock_needs_heartbeat = true;
   s.lock_acquire = R"(
