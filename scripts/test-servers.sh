@@ -160,6 +160,8 @@ synchronous_commit = off
 full_page_writes = off
 log_min_messages = warning
 log_line_prefix = '%m [%p] %q%u@%d '
+# counts the statements each command sends (tests/cli/test_round_trips_cli.cpp)
+shared_preload_libraries = 'pg_stat_statements'
 EOF
   log "pg: initdb ok"
 }

@@ -519,15 +519,24 @@ class PostgresqlDialect final : public Dialect {
   Backend backend() const override { return Backend::postgresql; }
   const Statements& sql() const override { return statements_; }
 
+  // The session's settings in one round trip (issue 13: every command pays for them), as
+  // plain statements rather than startup options, which PgBouncer refuses:
+  // - TimeZone UTC: times are read and written as UTC text;
+  // - default_transaction_isolation READ COMMITTED: SKIP LOCKED claims and the guarded
+  //   UPDATEs are written for it; a server whose default is stricter would turn every race
+  //   into 40001;
+  // - client_min_messages warning: keeps NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping)
+  //   off stderr, where libpq prints them;
+  // - lock_timeout: see set_lock_wait.
   void configure_session(soci::session& session) const override {
     route_server_notices(native(session));  // not raw on stderr: see pg_notices.hpp
-    session << "SET TIME ZONE 'UTC'";
-    // SKIP LOCKED claims and the guarded UPDATEs are written for READ COMMITTED; a server
-    // whose default_transaction_isolation is stricter would turn every race into 40001.
-    session << "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
-    // Keep NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping) off stderr: libpq prints them.
-    session << "SET client_min_messages = warning";
-    set_lock_wait(session, kLockWait);
+    std::string lock_wait = std::to_string(kLockWait.count()) + "ms";
+    std::string ignored;
+    session << "SELECT concat(set_config('TimeZone', 'UTC', false),"
+               " set_config('default_transaction_isolation', 'read committed', false),"
+               " set_config('client_min_messages', 'warning', false),"
+               " set_config('lock_timeout', :lock_wait, false))",
+        soci::use(lock_wait, "lock_wait"), soci::into(ignored);
   }
   // lock_timeout: a statement that waits longer for a lock fails with 55P03 (contention).
   void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
