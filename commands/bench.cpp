@@ -198,8 +198,9 @@ void setup_bench(CLI::App& app, Context& ctx) {
   sub->add_option("--clients", o->clients, "Clients at once, each its own connection (4)");
   sub->add_option("--jobs", o->jobs, "Jobs per strategy (200)");
   sub->add_option("--batch", o->batch, "Jobs per claim (1)");
-  sub->add_option("--work", o->work, "Simulated work per job, a sleep (20ms; 0 for none)");
-  sub->add_option("--duration", o->duration, "Longest run per strategy (60s)");
+  sub->add_option("--work", o->work, "Simulated work per job, a sleep (20ms; 0 for none)")
+      ->type_name("DUR");
+  sub->add_option("--duration", o->duration, "Longest run per strategy (60s)")->type_name("DUR");
   sub->footer(
       "Several clients take jobs from one table, each sleeping --work per job, four ways:\n"
       "  naive        SELECT the first unassigned jobs, work, then UPDATE: no lock, so\n"

@@ -96,10 +96,12 @@ void setup_claim(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("claim", "Take due jobs from a queue, each with a lease");
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--limit", o->limit, "Jobs to claim at most (default 1)");
-  sub->add_option("--lease", o->lease, "Lease length (default 30s); extend it while working");
+  sub->add_option("--lease", o->lease, "Lease length (default 30s); extend it while working")
+      ->type_name("DUR");
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");
   sub->add_option("--wait", o->wait,
-                  "When nothing is due, wait up to DUR for a job (default: return at once)");
+                  "When nothing is due, wait up to DUR for a job (default: return at once)")
+      ->type_name("DUR");
   sub->footer(
       "Claims skip jobs other workers hold (SKIP LOCKED) and never wait on them. Exit 0\n"
       "with an empty result when nothing is due; with --wait DUR, claim returns as soon as\n"

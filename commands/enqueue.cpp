@@ -190,9 +190,11 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
   auto* payload =
       sub->add_option("PAYLOAD", o->payload, "Job payload as JSON (default {}; - reads stdin)");
   sub->add_option("--priority", o->priority, "Larger runs first (default 0)");
-  sub->add_option("--delay", o->delay, "Run no earlier than now + DUR (e.g. 30s, 5m)");
+  sub->add_option("--delay", o->delay, "Run no earlier than now + DUR (e.g. 30s, 5m)")
+      ->type_name("DUR");
   sub->add_option("--run-at", o->run_at,
-                  "Run no earlier than TIME (RFC 3339; without an offset, local time in $TZ)");
+                  "Run no earlier than TIME (RFC 3339; without an offset, local time in $TZ)")
+      ->type_name("TIME");
   sub->add_option("--max-attempts", o->max_attempts, "Attempts before the job fails (default 25)");
   auto* dedupe_key =
       sub->add_option("--dedupe-key", o->dedupe_key,

@@ -32,7 +32,7 @@ void setup_extend(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("extend", "Push a live lease to now + DUR (heartbeat)");
   sub->add_option("ID", o->id, "Job id")->required();
   sub->add_option("--token", o->token, "The lock_token claim returned")->required();
-  sub->add_option("--lease", o->lease, "New lease from now (default 30s)");
+  sub->add_option("--lease", o->lease, "New lease from now (default 30s)")->type_name("DUR");
   sub->footer(
       "An expired lease cannot be extended (exit 3): the reaper may already have handed\n"
       "the job to someone else. Extend well before lock_until, e.g. every third of the lease.\n"

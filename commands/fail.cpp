@@ -52,7 +52,8 @@ void setup_fail(CLI::App& app, Context& ctx) {
   sub->add_option("ID", o->id, "Job id")->required();
   sub->add_option("--token", o->token, "The lock_token claim returned")->required();
   sub->add_option("--error", o->error, "What went wrong (kept as last_error)");
-  sub->add_option("--retry-in", o->retry_in, "Retry after exactly DUR instead of the backoff");
+  sub->add_option("--retry-in", o->retry_in, "Retry after exactly DUR instead of the backoff")
+      ->type_name("DUR");
   sub->add_flag("--permanent", o->permanent, "Fail now, whatever attempts remain");
   sub->footer(
       "Backoff: min(1h, 5s * 2^(attempts-1)), jittered. A job out of attempts ends failed.\n"

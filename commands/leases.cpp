@@ -130,9 +130,11 @@ void setup_leases(CLI::App& app, Context& ctx) {
   sub->add_flag("--expired", o->expired, "Only leases that have already expired");
   sub->add_flag("--unleased", o->unleased,
                 "Only processing jobs without a lease (lock_until NULL, set by other code)");
-  sub->add_option("--expiring-within", o->expiring_within, "Only leases ending within DUR");
+  sub->add_option("--expiring-within", o->expiring_within, "Only leases ending within DUR")
+      ->type_name("DUR");
   sub->add_option("--older-than", o->older_than,
-                  "Only jobs in processing for more than DUR (since locked_at, else updated_at)");
+                  "Only jobs in processing for more than DUR (since locked_at, else updated_at)")
+      ->type_name("DUR");
   sub->add_option("--worker", o->worker, "Only leases held by this worker");
   sub->add_option("--limit", o->limit, "At most N leases (default 1000)");
   sub->footer(

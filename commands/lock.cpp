@@ -105,10 +105,12 @@ void setup_lock(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<LockOptions>();
   auto* sub = app.add_subcommand("lock", "Run a command while holding a database named lock");
   sub->add_option("NAME", o->name, "Lock name")->required();
-  sub->add_option("--wait", o->wait, "Wait up to DUR for the lock (default: do not wait)");
+  sub->add_option("--wait", o->wait, "Wait up to DUR for the lock (default: do not wait)")
+      ->type_name("DUR");
   auto* conflict =
       sub->add_option("-E,--conflict-exit-code", o->conflict_code,
-                      "Exit code when the lock is busy (default 5), as flock -E; 0 to 255");
+                      "Exit code when the lock is busy (default 5), as flock -E; 0 to 255")
+          ->type_name("CODE");
   sub->add_flag("--print-key", o->print_key,
                 "Print the key the database locks for NAME (for your own SQL); take nothing");
   sub->add_option("COMMAND", o->command, "The command to run, after --");

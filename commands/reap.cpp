@@ -168,7 +168,8 @@ void setup_reap(CLI::App& app, Context& ctx) {
                 "--older-than");
   sub->add_option("--older-than", o->older_than,
                   "With --unleased: only jobs in processing for more than DUR (since locked_at, "
-                  "else updated_at)");
+                  "else updated_at)")
+      ->type_name("DUR");
   sub->footer(
       "Expired jobs go back to ready with backoff, or to failed on their last attempt. Each\n"
       "batch re-checks status and expiry, so a job acked meanwhile is never touched. While it\n"

@@ -64,7 +64,8 @@ void setup_retry(CLI::App& app, Context& ctx) {
   sub->add_option("ID", o->args, "Job ids");
   sub->add_option("--queue", o->queue, "Every failed job of this queue, instead of ids");
   sub->add_option("--status", o->status, "With --queue: failed (default) and/or canceled");
-  sub->add_option("--older-than", o->older_than, "With --queue: only jobs finished over DUR ago");
+  sub->add_option("--older-than", o->older_than, "With --queue: only jobs finished over DUR ago")
+      ->type_name("DUR");
   sub->footer(
       "Attempts start again from 0 and the job is due at once. With ids, every id that was\n"
       "not retried is named on stderr: exit 1 when some were in another state (with or\n"

@@ -89,18 +89,21 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1)");
   sub->add_option("--batch", o->batch, "Jobs per claim (default: all free slots)");
-  sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)");
+  sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)")
+      ->type_name("DUR");
   sub->add_option("--timeout", o->timeout,
-                  "Stop a job after DUR (SIGTERM, then SIGKILL) and fail it");
+                  "Stop a job after DUR (SIGTERM, then SIGKILL) and fail it")
+      ->type_name("DUR");
   auto* max_jobs =
       sub->add_option("--max-jobs", o->max_jobs, "Exit after claiming N jobs (N >= 1)");
   sub->add_flag("--drain", o->drain,
                 "Exit once nothing is due: 0, or 1 when a job failed or timed out");
-  sub->add_option("--grace", o->grace,
-                  "On SIGTERM/SIGINT, let running jobs finish this long (30s)");
+  sub->add_option("--grace", o->grace, "On SIGTERM/SIGINT, let running jobs finish this long (30s)")
+      ->type_name("DUR");
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");
   sub->add_option("--poll-interval", o->poll_interval,
-                  "Longest pause between claims when idle (default 5s)");
+                  "Longest pause between claims when idle (default 5s)")
+      ->type_name("DUR");
   sub->add_option("COMMAND", o->command, "The command to run, after --")->required();
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
