@@ -451,24 +451,32 @@ class MysqlDialect final : public Dialect {
     MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
     const int fd = static_cast<int>(mysql_get_socket(conn));
     if (fd >= 0) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
-    // utf8mb4 whatever the client library's default; UTC for NOW(6) and DATETIME; a
-    // known sql_mode, whatever the server's (strict, and no ANSI_QUOTES,
-    // PIPES_AS_CONCAT or NO_BACKSLASH_ESCAPES to change how this SQL reads).
-    session << "SET NAMES utf8mb4";
-    session << "SET time_zone = '+00:00', sql_mode = 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,"
-               "NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'";
+    // One round trip for the settings every command needs (issue 13), then the isolation
+    // level, whose SET form cannot share a statement:
+    // - utf8mb4 whatever the client library's default; UTC for NOW(6) and TIMESTAMP;
+    // - a known sql_mode, whatever the server's (strict, and no ANSI_QUOTES,
+    //   PIPES_AS_CONCAT or NO_BACKSLASH_ESCAPES to change how this SQL reads);
+    // - every skipped row of a 500-row INSERT IGNORE must stay visible to SHOW WARNINGS;
+    // - the lock waits of set_lock_wait.
+    long long wait = lock_wait_seconds(kLockWait), again = wait;
+    session << "SET NAMES utf8mb4, time_zone = '+00:00',"
+               " sql_mode = 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,"
+               "NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',"
+               " SESSION max_error_count = 65535,"
+               " SESSION innodb_lock_wait_timeout = :s, SESSION lock_wait_timeout = :t",
+        soci::use(wait, "s"), soci::use(again, "t");
     // The claim's locking read must lock only the rows it returns (no gap locks), and
     // each statement must see rows committed since the transaction began.
     session << "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
-    // Every skipped row of a 500-row INSERT IGNORE must stay visible to SHOW WARNINGS.
-    session << "SET SESSION max_error_count = 65535";
-    set_lock_wait(session, kLockWait);
   }
   // Row locks (innodb_lock_wait_timeout, 50 s by default) and metadata locks
   // (lock_wait_timeout, a year by default, met behind an ALTER TABLE) both end in error 1205,
   // which is contention. Whole seconds, at least 1.
+  static long long lock_wait_seconds(std::chrono::milliseconds wait) {
+    return std::max<long long>(1, (wait.count() + 999) / 1000);
+  }
   void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
-    long long seconds = std::max<long long>(1, (wait.count() + 999) / 1000);
+    long long seconds = lock_wait_seconds(wait);
     long long again = seconds;
     session << "SET SESSION innodb_lock_wait_timeout = :s, SESSION lock_wait_timeout = :t",
         soci::use(seconds, "s"), soci::use(again, "t");
