@@ -108,7 +108,7 @@ Output run_leases(Context& ctx, const LeasesOptions& o) {
     ctx.note("no leases match");
     return leases_view(leases, {}, std::nullopt);
   }
-  auto summary = repo.lease_summary(f);
+  auto summary = repo.lease_summary(f, leases);
   std::int64_t total = 0;
   for (const WorkerLeases& w : summary) total += w.leases;
   // Said on stderr, as list says "more may follow": the summary still counts them all.

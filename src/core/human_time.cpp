@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <ctime>
-#include <regex>
 
 namespace queuectl {
 
@@ -24,28 +23,6 @@ std::string human_duration(double seconds) {
   if (d < 365 * 2) return std::to_string(d) + "d";
   if (d < 365 * 8) return two(d / 365, "y", d % 365, "d");
   return std::to_string(d / 365) + "y";
-}
-
-std::optional<std::int64_t> parse_utc_time_us(std::string_view text) {
-  static const std::regex pattern(
-      R"(^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6})\d*)?Z?$)");
-  std::string s(text);
-  std::smatch m;
-  if (!std::regex_match(s, m, pattern)) return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = std::stoi(m[1]) - 1900;
-  tm.tm_mon = std::stoi(m[2]) - 1;
-  tm.tm_mday = std::stoi(m[3]);
-  tm.tm_hour = std::stoi(m[4]);
-  tm.tm_min = std::stoi(m[5]);
-  tm.tm_sec = std::stoi(m[6]);
-  std::int64_t us = 0;
-  if (m[7].matched) {
-    std::string fraction = m[7].str();
-    fraction.resize(6, '0');
-    us = std::stoll(fraction);
-  }
-  return static_cast<std::int64_t>(timegm(&tm)) * 1000000 + us;
 }
 
 std::optional<double> seconds_until(std::string_view time, std::string_view now) {

@@ -7,16 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "core/time_text.hpp"
+
 namespace queuectl {
 
 // A duration as kubectl prints ages, two units at most: "850ms" under a second, "42s" under
 // two minutes, "9m58s" under ten, "45m" under an hour, "5h30m" (or "2h") under eight,
 // "20h" under two days, "3d4h" under eight, then "12d", "2y40d", "9y". The sign is dropped.
 std::string human_duration(double seconds);
-
-// Microseconds since the epoch of an RFC 3339 UTC time as queuectl prints one
-// ("2026-11-22T10:00:00.123456Z"; the fraction may be shorter or absent).
-std::optional<std::int64_t> parse_utc_time_us(std::string_view text);
 
 // Seconds from `now` to `time` (negative when `time` is past); none when either is not a
 // time.

@@ -1,6 +1,9 @@
-// Absolute times typed by users (--run-at), normalized to UTC text the databases read.
+// Times as text: those typed by users (--run-at), normalized to UTC text the databases
+// read, and the UTC text queuectl stores and prints, read back as a number.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,5 +14,9 @@ namespace queuectl {
 // it. Returns "YYYY-MM-DD HH:MM:SS.ffffff" in UTC.
 // Throws UsageError naming the text.
 std::string parse_time_to_utc(std::string_view text);
+
+// Microseconds since the epoch of an RFC 3339 UTC time as queuectl stores or prints one
+// ("2026-11-22T10:00:00.123456Z"; the fraction may be shorter or absent).
+std::optional<std::int64_t> parse_utc_time_us(std::string_view text);
 
 }  // namespace queuectl

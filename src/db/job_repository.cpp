@@ -1,12 +1,12 @@
 #include "db/job_repository.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <ctime>
 #include <limits>
 #include <map>
 
 #include "core/errors.hpp"
+#include "core/time_text.hpp"
 #include "db/guarded_write.hpp"
 #include "db/row_reader.hpp"
 
@@ -28,13 +28,9 @@ void sort_claim_order(std::vector<Job>& jobs) {
 
 // Seconds since the epoch of a "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC time.
 std::int64_t utc_seconds(const std::string& text) {
-  std::tm tm{};
-  if (std::sscanf(text.c_str(), "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-    throw Error("unreadable time '" + text + "'");
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<std::int64_t>(timegm(&tm));
+  const std::optional<std::int64_t> us = parse_utc_time_us(text);
+  if (!us) throw Error("unreadable time '" + text + "'");
+  return *us / 1000000;
 }
 
 // A time the job columns cannot hold (MySQL's TIMESTAMP ends in 2038) is bad input,

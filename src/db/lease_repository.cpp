@@ -122,6 +122,29 @@ std::vector<WorkerLeases> LeaseRepository::lease_summary(const LeaseFilter& f) {
   return out;
 }
 
+std::vector<WorkerLeases> LeaseRepository::lease_summary(const LeaseFilter& f,
+                                                         const std::vector<Lease>& shown) {
+  // A full page may have left rows out: only the server can count them all.
+  if (shown.size() >= static_cast<std::size_t>(f.limit)) return lease_summary(f);
+  std::vector<WorkerLeases> out;
+  for (const Lease& l : shown) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const WorkerLeases& w) { return w.worker == l.job.locked_by; });
+    if (it == out.end()) it = out.insert(out.end(), WorkerLeases{l.job.locked_by});
+    ++it->leases;
+    if (!l.seconds_left) {
+      ++it->unleased;
+      continue;
+    }
+    if (*l.seconds_left < 0) ++it->expired;
+    if (!it->soonest_seconds_left || *l.seconds_left < *it->soonest_seconds_left)
+      it->soonest_seconds_left = l.seconds_left;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const WorkerLeases& a, const WorkerLeases& b) { return a.worker < b.worker; });
+  return out;
+}
+
 ReapResult LeaseRepository::reap(const ReapOptions& o,
                                  const std::function<void(const ReapResult&)>& progress) {
   ReapResult result;

@@ -82,6 +82,10 @@ class LeaseRepository {
   // Every processing job the filter matches, however many its limit lets leases() return,
   // counted per worker by one GROUP BY statement; in worker order (no worker first).
   std::vector<WorkerLeases> lease_summary(const LeaseFilter& filter);
+  // The same summary for `shown`, what leases(filter) returned: counted from those rows
+  // when they are all the filter matches (fewer than its limit), else by lease_summary.
+  std::vector<WorkerLeases> lease_summary(const LeaseFilter& filter,
+                                          const std::vector<Lease>& shown);
 
   // Returns expired leases (or, with unleased_older_than, rows without a lease that old)
   // in batches of `batch`, each batch one short transaction that re-checks status and
