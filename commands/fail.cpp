@@ -36,7 +36,10 @@ Output run_fail(Context& ctx, const FailOptions& o) {
   }
   r.permanent = o.permanent;
   Job job = JobRepository(ctx.migrated_db()).fail(r);
-  if (job.status == Status::failed)
+  if (job.dead_from && job.status == Status::ready && job.attempts == 0)
+    ctx.note("job " + std::to_string(job.id) + " gave up in " + *job.dead_from +
+             " and moved to its dead-letter queue " + job.queue);
+  else if (job.status == Status::failed)
     ctx.note("job " + std::to_string(job.id) + " failed for good after " +
              std::to_string(job.attempts) + " attempt(s)");
   else

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/id_outcome.hpp"
 #include "cli/terminal.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
@@ -22,18 +23,6 @@ struct ReapCliOptions {
   bool unleased = false;
   std::string older_than;
 };
-
-// At most this many ids of each kind are listed in the table view; -o json has them all.
-constexpr std::size_t kIdsShown = 10;
-
-// "1 2 3 ... and 1990 more": the first ids of `v`, so that a cron mail stays short.
-std::string first_ids(const std::vector<std::int64_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size() && i < kIdsShown; ++i)
-    s += (i ? " " : "") + std::to_string(v[i]);
-  if (v.size() > kIdsShown) s += " ... and " + std::to_string(v.size() - kIdsShown) + " more";
-  return s;
-}
 
 // `lock`: the named lock this run took (null with --no-lock or --dry-run). `skipped`: the
 // run did nothing because another reaper held that lock.
@@ -62,6 +51,8 @@ Output reap_view(const ReapResult& r, DryRun dry_run, bool unleased, const std::
                   {"failed", r.failed.size()},
                   {"requeued_ids", r.requeued},
                   {"failed_ids", r.failed},
+                  {"dead_lettered", r.dead_lettered.size()},
+                  {"dead_lettered_ids", r.dead_lettered},
                   {"counts", counts},
                   {"batches", r.batches},
                   {"lock", lock.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(lock)},
@@ -72,9 +63,13 @@ Output reap_view(const ReapResult& r, DryRun dry_run, bool unleased, const std::
   out.lines.push_back(verb + std::to_string(r.requeued.size()) +
                       (unleased ? " job(s) without a lease" : " expired job(s)") +
                       " to ready and " + (dry_run == DryRun::yes ? "fail " : "failed ") +
-                      std::to_string(r.failed.size()) + " out of attempts");
+                      std::to_string(r.failed.size()) + " out of attempts" +
+                      (r.dead_lettered.empty() ? ""
+                                               : " (" + std::to_string(r.dead_lettered.size()) +
+                                                     " moved to a dead-letter queue)"));
   if (!r.requeued.empty()) out.lines.push_back("ready:  " + first_ids(r.requeued));
   if (!r.failed.empty()) out.lines.push_back("failed: " + first_ids(r.failed));
+  if (!r.dead_lettered.empty()) out.lines.push_back("dead-lettered: " + first_ids(r.dead_lettered));
   return out;
 }
 

@@ -28,6 +28,7 @@ const CommandEntry kCommands[] = {
     {"Operating", setup_retry},
     {"Operating", setup_cancel},
     {"Operating", setup_purge},
+    {"Operating", setup_move},
     {"Operating", setup_pause},
     {"Operating", setup_resume},
     {"Operating", setup_queue},

@@ -81,6 +81,11 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   for (const auto& s : stats)
     out += "queuectl_queue_strict_groups{queue=\"" + label(s.queue) + "\"} " +
            (s.strict_groups ? "1" : "0") + "\n";
+  out += "# HELP queuectl_queue_max_processing The queue's concurrency limit (0: none).\n";
+  out += "# TYPE queuectl_queue_max_processing gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_queue_max_processing{queue=\"" + label(s.queue) + "\"} " +
+           std::to_string(s.max_processing.value_or(0)) + "\n";
   return out;
 }
 
@@ -98,7 +103,9 @@ void setup_stats(CLI::App& app, Context& ctx) {
       "then rename it, so that the collector never reads half a file. A queue named twice\n"
       "is reported once.\n"
       "The table fits 80 columns: SCHED is scheduled, PROC processing, OLDEST the age of the\n"
-      "oldest due ready job, FLAGS paused and strict; -o wide has every count (CANCELED too).\n"
+      "oldest due ready job, FLAGS paused, strict, max=N (at most N processing at once)\n"
+      "and dlq=QUEUE (dead-letter queue; see `queuectl queue`); -o wide has every count\n"
+      "(CANCELED too) and each setting in its own column.\n"
       "Examples:\n"
       "  queuectl stats\n"
       "  queuectl stats emails -o json\n"

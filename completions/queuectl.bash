@@ -56,7 +56,7 @@ _queuectl_split() {
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
-_queuectl_commands="migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge pause resume queue reap lock"
+_queuectl_commands="migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge move pause resume queue reap lock"
 
 # Options that take a value, for command $1 (global ones included).
 _queuectl_valued() {
@@ -74,7 +74,8 @@ _queuectl_valued() {
         groups) v+=" --limit" ;;
         retry) v+=" --queue --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
-        queue) v+=" --strict-groups" ;;
+        move) v+=" --from --to --batch" ;;
+        queue) v+=" --dead-letter --max-processing --strict-groups" ;;
         reap) v+=" --batch --older-than" ;;
         lock) v+=" --wait -E --conflict-exit-code" ;;
         bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
@@ -101,7 +102,8 @@ _queuectl_options() {
         retry) printf '%s' "--queue --status --older-than" ;;
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
-        queue) printf '%s' "--strict-groups" ;;
+        move) printf '%s' "--from --all --to --batch --dry-run" ;;
+        queue) printf '%s' "--dead-letter --max-processing --strict-groups" ;;
         reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
         lock) printf '%s' "--wait --print-key -E --conflict-exit-code" ;;
         bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
@@ -202,11 +204,14 @@ _queuectl() {
             --strict-groups)
                 list="on off"
                 ;;
-            --queue)
+            --queue | --to)
                 list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
                 ;;
+            --dead-letter)
+                list="none $("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)"
+                ;;
             --field)
-                list="id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at"
+                list="id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at dead_from"
                 # Comma lists: complete the last element.
                 if [[ $cur == *,* ]]; then
                     listprefix=${cur%,*}, cur=${cur##*,}
@@ -220,8 +225,12 @@ _queuectl() {
                 files=1
                 ;;
             --from)
-                files=1
-                list="-"
+                if [[ $cmd == move ]]; then
+                    list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
+                else
+                    files=1
+                    list="-"
+                fi
                 ;;
             *)
                 COMPREPLY=()

@@ -36,8 +36,10 @@ function __queuectl_valued
             set -a v --queue --status --older-than
         case purge
             set -a v --older-than --status --batch
+        case move
+            set -a v --from --to --batch
         case queue
-            set -a v --strict-groups
+            set -a v --dead-letter --max-processing --strict-groups
         case reap
             set -a v --batch --older-than
         case lock
@@ -201,7 +203,7 @@ complete -c queuectl -l db-password-file -r -F -d 'Read the database password fr
 complete -c queuectl -s o -l output -x -a 'table wide json ndjson prometheus' -d 'Output format'
 complete -c queuectl -s q -l quiet -d 'Print only data; no diagnostics'
 complete -c queuectl -s v -l verbose -d 'More diagnostics on stderr'
-complete -c queuectl -l field -x -a 'id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at' -d 'Print only these fields of each job, tab-separated'
+complete -c queuectl -l field -x -a 'id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at dead_from' -d 'Print only these fields of each job, tab-separated'
 complete -c queuectl -l max-payload -x -d 'Largest payload accepted, in bytes'
 complete -c queuectl -n __fish_use_subcommand -l version -d 'Print the version and exit'
 
@@ -224,14 +226,15 @@ complete -c queuectl -n $needs_command -a bench -d 'Compare ways of taking jobs 
 complete -c queuectl -n $needs_command -a retry -d 'Put failed or canceled jobs back to ready'
 complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready or failed jobs (processing ones with --force)'
 complete -c queuectl -n $needs_command -a purge -d 'Delete finished jobs older than a cutoff'
+complete -c queuectl -n $needs_command -a move -d 'Send dead letters back to their queue (or elsewhere)'
 complete -c queuectl -n $needs_command -a pause -d 'Pause a queue: claims get nothing until resume'
 complete -c queuectl -n $needs_command -a resume -d 'Resume a paused queue'
-complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (strict groups)'
+complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (dead letters, concurrency limit, strict groups)'
 complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expired (for cron)'
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
 # help COMMAND (not in the list of queuectl --help)
 complete -c queuectl -n $needs_command -a help -d "Show the overview, or a command's help"
-complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge pause resume queue reap lock'
+complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge move pause resume queue reap lock'
 
 # Queue names, "--" and the command run by work/lock.
 complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
@@ -300,12 +303,20 @@ complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With --queue: only jobs finished over DUR ago'
 # cancel
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l force -d 'Also cancel processing jobs'
+# move
+complete -c queuectl -n '__fish_seen_subcommand_from move' -l from -x -a '(__queuectl_queues)' -d 'Every dead letter in this (dead-letter) queue'
+complete -c queuectl -n '__fish_seen_subcommand_from move' -l all -d 'Every dead letter of every queue'
+complete -c queuectl -n '__fish_seen_subcommand_from move' -l to -x -a '(__queuectl_queues)' -d 'Into this queue instead of the queue each gave up in'
+complete -c queuectl -n '__fish_seen_subcommand_from move' -l batch -x -d 'Jobs moved per transaction (default 1000)'
+complete -c queuectl -n '__fish_seen_subcommand_from move' -l dry-run -d 'List what would move; change nothing'
 # purge
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l older-than -x -d 'Finished more than DUR ago (required)'
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l status -x -a '(__queuectl_statuses)' -d 'Which finished jobs (default all)'
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l batch -x -d 'Rows deleted per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from purge' -l dry-run -d 'Count what would be deleted; delete nothing'
 # queue
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l dead-letter -x -a 'none (__queuectl_queues)' -d 'Where a job that gives up goes (none: stay failed here)'
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l max-processing -x -d 'At most N jobs processing at once (0: no limit)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l strict-groups -x -a 'on off' -d 'A failed job blocks the rest of its group (on) or not (off, default)'
 # reap
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'

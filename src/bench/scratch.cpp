@@ -63,7 +63,8 @@ std::vector<std::string> words(const std::string& sql) {
 
 // What a migration statement creates or changes: the table it creates, and every object it
 // names as its target (an index and its table, a trigger and its table). Both empty for
-// anything but CREATE TABLE, CREATE [UNIQUE] INDEX, CREATE TRIGGER and ALTER TABLE.
+// anything but CREATE TABLE, CREATE [UNIQUE] INDEX, CREATE TRIGGER, DROP TRIGGER (a
+// migration that replaces one) and ALTER TABLE.
 struct DdlTargets {
   std::string creates_table;
   std::vector<std::string> names;
@@ -103,6 +104,12 @@ DdlTargets ddl_targets(const std::vector<std::string>& w) {
       std::string index = name();
       out.names = {index, on_table()};
     }
+  } else if (at("DROP")) {
+    ++i;
+    if (!at("TRIGGER")) return {};
+    ++i;
+    if (at("IF") && i + 1 < w.size() && w[i + 1] == "EXISTS") i += 2;
+    out.names = {name()};
   } else if (at("ALTER")) {
     ++i;
     if (!at("TABLE")) return {};
@@ -187,6 +194,8 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   s.claim = r(real.claim);
   s.claim_pick = r(real.claim_pick);
   s.claim_recheck = r(real.claim_recheck);
+  s.claim_limit_lock = r(real.claim_limit_lock);
+  s.claim_limit_busy = r(real.claim_limit_busy);
   s.claim_mark = r(real.claim_mark);
   s.jobs_by_ids = r(real.jobs_by_ids);
   s.ack = r(real.ack);

@@ -32,6 +32,7 @@ void setup_lock(CLI::App& app, Context& ctx);
 void setup_retry(CLI::App& app, Context& ctx);
 void setup_cancel(CLI::App& app, Context& ctx);
 void setup_purge(CLI::App& app, Context& ctx);
+void setup_move(CLI::App& app, Context& ctx);
 void setup_pause(CLI::App& app, Context& ctx);
 void setup_resume(CLI::App& app, Context& ctx);
 void setup_queue(CLI::App& app, Context& ctx);

@@ -5,6 +5,15 @@
 
 namespace queuectl {
 
+std::string first_ids(const std::vector<std::int64_t>& ids) {
+  constexpr std::size_t kShown = 10;
+  std::string s;
+  for (std::size_t i = 0; i < ids.size() && i < kShown; ++i)
+    s += (i ? " " : "") + std::to_string(ids[i]);
+  if (ids.size() > kShown) s += " ... and " + std::to_string(ids.size() - kShown) + " more";
+  return s;
+}
+
 std::vector<std::int64_t> parse_job_ids(const std::vector<std::string>& args) {
   std::vector<std::int64_t> ids;
   for (const auto& a : args) ids.push_back(parse_job_id(a));

@@ -9,6 +9,10 @@
 
 namespace queuectl {
 
+// "1 2 3 ... and 1990 more": the first ten ids of `ids`, so that a report (a cron mail)
+// stays short; -o json has them all.
+std::string first_ids(const std::vector<std::int64_t>& ids);
+
 // Parses every argument as a job id; throws UsageError at the first bad one.
 std::vector<std::int64_t> parse_job_ids(const std::vector<std::string>& args);
 

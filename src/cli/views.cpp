@@ -94,6 +94,7 @@ nlohmann::ordered_json job_json(const Job& j) {
       {"created_at", j.created_at},
       {"updated_at", j.updated_at},
       {"finished_at", opt(j.finished_at)},
+      {"dead_from", opt(j.dead_from)},
   };
 }
 
@@ -140,6 +141,7 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
   time("created_at", job.created_at);
   time("updated_at", job.updated_at);
   time("finished_at", job.finished_at);
+  if (job.dead_from) describe(lines, "dead_from", *job.dead_from);
   return out;
 }
 
@@ -193,31 +195,39 @@ Output stats_view(const std::vector<QueueStats>& stats) {
           {},
           {Fit::shrink}};
   Table wide{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
-              "CANCELED", "PAUSED", "STRICT", "OLDEST_READY"},
+              "CANCELED", "PAUSED", "STRICT", "MAX_PROCESSING", "DEAD_LETTER", "OLDEST_READY"},
              {},
              {Fit::shrink}};
   for (const QueueStats& s : stats) {
     nlohmann::ordered_json age = s.oldest_ready_age_seconds
                                      ? nlohmann::ordered_json(*s.oldest_ready_age_seconds)
                                      : nlohmann::ordered_json(nullptr);
-    out.document.push_back({{"queue", s.queue},
-                            {"ready", s.ready},
-                            {"scheduled", s.scheduled},
-                            {"processing", s.processing},
-                            {"expired_leases", s.expired},
-                            {"unleased", s.unleased},
-                            {"done", s.done},
-                            {"failed", s.failed},
-                            {"canceled", s.canceled},
-                            {"paused", s.paused},
-                            {"strict_groups", s.strict_groups},
-                            {"oldest_ready_age_seconds", age}});
+    out.document.push_back(
+        {{"queue", s.queue},
+         {"ready", s.ready},
+         {"scheduled", s.scheduled},
+         {"processing", s.processing},
+         {"expired_leases", s.expired},
+         {"unleased", s.unleased},
+         {"done", s.done},
+         {"failed", s.failed},
+         {"canceled", s.canceled},
+         {"paused", s.paused},
+         {"strict_groups", s.strict_groups},
+         {"max_processing", s.max_processing ? nlohmann::ordered_json(*s.max_processing)
+                                             : nlohmann::ordered_json(nullptr)},
+         {"dead_letter",
+          s.dead_letter ? nlohmann::ordered_json(*s.dead_letter) : nlohmann::ordered_json(nullptr)},
+         {"oldest_ready_age_seconds", age}});
     const std::string oldest =
         s.oldest_ready_age_seconds ? human_duration(*s.oldest_ready_age_seconds) : "-";
-    const std::string flags = s.paused && s.strict_groups ? "paused,strict"
-                              : s.paused                  ? "paused"
-                              : s.strict_groups           ? "strict"
-                                                          : "-";
+    std::string flags;
+    auto flag = [&](const std::string& f) { flags += (flags.empty() ? "" : ",") + f; };
+    if (s.paused) flag("paused");
+    if (s.strict_groups) flag("strict");
+    if (s.max_processing) flag("max=" + std::to_string(*s.max_processing));
+    if (s.dead_letter) flag("dlq=" + *s.dead_letter);
+    if (flags.empty()) flags = "-";
     t.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
                       std::to_string(s.processing), std::to_string(s.expired),
                       std::to_string(s.unleased), std::to_string(s.done), std::to_string(s.failed),
@@ -226,7 +236,9 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                          std::to_string(s.processing), std::to_string(s.expired),
                          std::to_string(s.unleased), std::to_string(s.done),
                          std::to_string(s.failed), std::to_string(s.canceled),
-                         s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no", oldest});
+                         s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no",
+                         s.max_processing ? std::to_string(*s.max_processing) : "-",
+                         s.dead_letter.value_or("-"), oldest});
   }
   out.items = out.document;
   out.table = t;

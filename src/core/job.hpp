@@ -38,6 +38,8 @@ struct Job {
   std::string created_at;
   std::string updated_at;
   std::optional<std::string> finished_at;
+  // A dead letter: the queue it gave up in (see `queuectl queue --dead-letter`).
+  std::optional<std::string> dead_from;
 };
 
 }  // namespace queuectl

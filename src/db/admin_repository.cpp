@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/errors.hpp"
 #include "db/guarded_write.hpp"
 #include "db/row_reader.hpp"
 
@@ -35,7 +36,8 @@ std::map<std::int64_t, Status> statuses_of(Database& db, std::vector<long long>&
 }  // namespace
 
 IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
-                                      const GuardedWrite& write) {
+                                      const GuardedWrite& write,
+                                      const std::function<void(soci::statement&)>& add_uses) {
   IdOutcome outcome;
   db_.transaction([&] {
     outcome = {};
@@ -48,7 +50,9 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
     // Changed is what the write itself reports; a job that someone else changed meanwhile
     // (a worker claimed it, another retry ran first) is not among them.
     std::vector<long long> changed =
-        write_ids(db_.session(), write, bound, [](soci::statement&) {});
+        write_ids(db_.session(), write, bound, [&](soci::statement& st) {
+          if (add_uses) add_uses(st);
+        });
     std::sort(changed.begin(), changed.end());
     std::vector<long long> rest;
     for (std::int64_t id : unique) {
@@ -73,6 +77,47 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
 
 IdOutcome AdminRepository::retry(const std::vector<std::int64_t>& ids) {
   return change_ids(ids, db_.sql().retry_ids);
+}
+
+IdOutcome AdminRepository::move(const std::vector<std::int64_t>& ids,
+                                const std::optional<std::string>& to) {
+  std::string target = to.value_or("");
+  soci::indicator ind = to ? soci::i_ok : soci::i_null;
+  return change_ids(ids, db_.sql().move_ids,
+                    [&](soci::statement& st) { st.exchange(use(target, ind, "to")); });
+}
+
+std::vector<std::int64_t> AdminRepository::move_matching(
+    const std::optional<std::string>& from, const std::optional<std::string>& to, DryRun dry_run,
+    int batch, const std::function<void(std::int64_t)>& progress) {
+  std::vector<std::int64_t> moved;
+  std::int64_t after = 0;
+  while (true) {
+    std::vector<long long> ids;
+    db_.retrying([&] {
+      std::string queue = from.value_or("");
+      soci::indicator queue_ind = from ? soci::i_ok : soci::i_null;
+      long long after_id = after;
+      int n = batch;
+      ids = fetch_ids(db_.session(), db_.sql().dead_letters_pick, [&](soci::statement& st) {
+        st.exchange(use(queue, queue_ind, "queue"));
+        st.exchange(use(after_id, "after"));
+        st.exchange(use(n, "batch"));
+      });
+    });
+    if (ids.empty()) break;
+    after = ids.back();
+    if (dry_run == DryRun::yes) {
+      moved.insert(moved.end(), ids.begin(), ids.end());
+    } else {
+      // A job a consumer of the dead-letter queue claimed meanwhile stays where it is.
+      auto outcome = move(std::vector<std::int64_t>(ids.begin(), ids.end()), to);
+      moved.insert(moved.end(), outcome.changed.begin(), outcome.changed.end());
+    }
+    if (progress) progress(static_cast<std::int64_t>(moved.size()));
+    if (ids.size() < static_cast<std::size_t>(batch)) break;
+  }
+  return moved;
 }
 
 IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
@@ -176,18 +221,59 @@ void AdminRepository::set_strict_groups(const std::string& queue, bool strict) {
   });
 }
 
+void AdminRepository::set_dead_letter(const std::string& queue,
+                                      const std::optional<std::string>& target) {
+  db_.transaction([&] {
+    if (target) {
+      // Follow the chain from the new target: it must not come back to `queue`.
+      std::map<std::string, std::string> next;
+      std::string from, to;
+      soci::statement st = (db_.session().prepare << db_.sql().dead_letter_targets,
+                            soci::into(from), soci::into(to));
+      for (bool got = st.execute(true); got; got = st.fetch()) next[from] = to;
+      next[queue] = *target;
+      std::string path = queue, at = *target;
+      for (std::size_t hops = 0; hops <= next.size(); ++hops) {
+        path += " -> " + at;
+        if (at == queue)
+          throw UsageError("--dead-letter " + *target + " would make a loop (" + path +
+                           "); nothing was changed");
+        auto it = next.find(at);
+        if (it == next.end()) break;
+        at = it->second;
+      }
+    }
+    std::string q = queue, t = target.value_or("");
+    soci::indicator ind = target ? soci::i_ok : soci::i_null;
+    db_.session() << db_.sql().set_dead_letter, use(q, "queue"), use(t, ind, "target");
+  });
+}
+
+void AdminRepository::set_max_processing(const std::string& queue, std::optional<int> max) {
+  db_.transaction([&] {
+    std::string q = queue;
+    int m = max.value_or(0);
+    soci::indicator ind = max ? soci::i_ok : soci::i_null;
+    db_.session() << db_.sql().set_max_processing, use(q, "queue"), use(m, ind, "max");
+  });
+}
+
 QueueSettings AdminRepository::settings(const std::string& queue) {
   QueueSettings out;
   db_.retrying([&] {
     out = {};
     out.queue = queue;
-    std::string q = queue;
-    int paused = 0, strict = 0;
-    soci::statement st = (db_.session().prepare << db_.sql().queue_settings, soci::into(paused),
-                          soci::into(strict), use(q, "queue"));
+    std::string q = queue, dead_letter;
+    int paused = 0, strict = 0, max = 0;
+    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
+    soci::statement st =
+        (db_.session().prepare << db_.sql().queue_settings, soci::into(paused), soci::into(strict),
+         soci::into(dead_letter, dl_ind), soci::into(max, max_ind), use(q, "queue"));
     if (st.execute(true)) {
       out.paused = paused != 0;
       out.strict_groups = strict != 0;
+      if (dl_ind == soci::i_ok) out.dead_letter = dead_letter;
+      if (max_ind == soci::i_ok) out.max_processing = max;
     }
   });
   return out;

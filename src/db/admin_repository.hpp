@@ -37,6 +37,10 @@ struct QueueSettings {
   std::string queue;
   bool paused = false;
   bool strict_groups = false;  // a failed group head blocks its group
+  // Where a job that gives up goes (a ready job there), instead of failed here.
+  std::optional<std::string> dead_letter;
+  // At most this many jobs processing at once; none: no limit.
+  std::optional<int> max_processing;
 };
 
 class AdminRepository {
@@ -47,6 +51,16 @@ class AdminRepository {
   IdOutcome retry(const std::vector<std::int64_t>& ids);
   // Every job matching the filter back to READY, a batch at a time; returns their ids.
   std::vector<std::int64_t> retry_matching(const FinishedFilter& filter);
+  // Dead letters (ready or failed, with dead_from) back to `to`, or each to the queue it
+  // gave up in: ready now, attempts from 0.
+  IdOutcome move(const std::vector<std::int64_t>& ids, const std::optional<std::string>& to);
+  // Every dead letter in `from` (all queues when none), a batch at a time, each batch its
+  // own short transaction; DryRun::yes only lists them. Returns their ids; `progress`
+  // gets the running count.
+  std::vector<std::int64_t> move_matching(const std::optional<std::string>& from,
+                                          const std::optional<std::string>& to, DryRun dry_run,
+                                          int batch,
+                                          const std::function<void(std::int64_t)>& progress = {});
   // READY and FAILED jobs to CANCELED (a failed head then no longer blocks its group in a
   // strict queue); with Force::yes PROCESSING ones too (their holders' acks then fail with
   // lease lost).
@@ -60,6 +74,11 @@ class AdminRepository {
   bool resume(const std::string& queue);
   // Turns strict groups on or off; a queue with no settings yet gets them.
   void set_strict_groups(const std::string& queue, bool strict);
+  // Names the queue's dead-letter queue, or none. Throws UsageError (nothing written) when
+  // the chain of dead-letter queues would lead back to `queue`.
+  void set_dead_letter(const std::string& queue, const std::optional<std::string>& target);
+  // Sets the queue's concurrency limit (> 0), or none.
+  void set_max_processing(const std::string& queue, std::optional<int> max);
   // The queue's settings (defaults when it has none).
   QueueSettings settings(const std::string& queue);
   // Every queue with jobs or settings, for completions and pause's check for a new name.
@@ -74,8 +93,9 @@ class AdminRepository {
   // Ids of finished jobs matching `filter` after `after`, at most filter.batch.
   std::vector<long long> pick_finished(const FinishedFilter& filter, std::int64_t after);
   // Applies a guarded "{ids}" write (its guard: the statuses it applies to) and sorts the
-  // ids into changed, not found and skipped.
-  IdOutcome change_ids(const std::vector<std::int64_t>& ids, const GuardedWrite& write);
+  // ids into changed, not found and skipped. `add_uses` adds the write's other binds.
+  IdOutcome change_ids(const std::vector<std::int64_t>& ids, const GuardedWrite& write,
+                       const std::function<void(soci::statement&)>& add_uses = {});
 
   Database& db_;
 };

@@ -51,16 +51,22 @@ struct Statements {
 
   // Claim. With claim_returns_jobs, `claim` is one statement returning the claimed jobs
   // (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` locks and returns
-  // (id, 1 when the job has a group key) rows (:queue :limit) inside a transaction;
-  // when any is grouped, `claim_recheck` ({ids}) returns those still their group's head,
-  // read afresh after the locks were taken; `claim_mark` marks them ({ids} :worker :token
-  // :lease_ms) and jobs_by_ids reads them back. Either way a grouped job is claimed only
-  // as its group's head (no job of its group processing, no older one ready, no older one
-  // failed in a strict queue), so a claim takes at most one job of a group.
+  // (id, 1 when the job has a group key, the queue's max_processing or NULL) rows (:queue
+  // :limit) inside a transaction; when any is grouped, `claim_recheck` ({ids}) returns
+  // those still their group's head, read afresh after the locks were taken; when the queue
+  // has a limit, `claim_limit_lock` (:queue -> max_processing) locks its settings row and
+  // `claim_limit_busy` (:queue -> count) counts its processing jobs, and only the free
+  // slots are kept; `claim_mark` marks them ({ids} :worker :token :lease_ms) and
+  // jobs_by_ids reads them back. Either way a grouped job is claimed only as its group's
+  // head (no job of its group processing, no older one ready, no older one failed in a
+  // strict queue), so a claim takes at most one job of a group, and a queue never has
+  // more than max_processing jobs processing.
   bool claim_returns_jobs = true;
   std::string claim;
   std::string claim_pick;
   std::string claim_recheck;
+  std::string claim_limit_lock;
+  std::string claim_limit_busy;
   std::string claim_mark;
 
   std::string ack;  // :result :id :token
@@ -128,11 +134,25 @@ struct Statements {
   std::string delete_ids;
   std::string pause_queue;   // :queue
   std::string resume_queue;  // :queue
+  // Dead letters (dead_from set, ready or failed) back to a queue: :to, or each job's
+  // dead_from when NULL; ready now, attempts from 0, dead_from cleared ({ids} :to).
+  GuardedWrite move_ids;
+  // Dead letters by primary key, a batch at a time: :queue (NULL all) :after :batch -> id.
+  std::string dead_letters_pick;
   // Strict groups (:queue :strict 0/1): inserts the queue's settings row when missing.
   std::string set_strict_groups;
-  // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1); no row: defaults.
+  // Dead-letter queue (:queue :target, NULL for none) and concurrency limit (:queue :max,
+  // NULL for none): each inserts the queue's settings row when missing.
+  std::string set_dead_letter;
+  std::string set_max_processing;
+  // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1), dead_letter
+  // (NULL: none), max_processing (NULL: no limit); no row: defaults.
   std::string queue_settings;
-  std::string strict_queues;  // -> queue, every queue in strict mode
+  // Every queue with a policy that is not the default -> queue, strict_groups (0/1),
+  // dead_letter, max_processing (stats).
+  std::string queue_policies;
+  // -> queue, dead_letter: every queue that names a dead-letter queue (to refuse a cycle).
+  std::string dead_letter_targets;
 
   // Ordered groups of one queue (:queue :blocked_only 0/1 :limit): one row per group whose
   // head is processing, waiting (ready, not yet due) or, in a strict queue, failed; or due
@@ -142,7 +162,8 @@ struct Statements {
   std::string list_groups;
   std::string queue_names;  // -> queue, every queue with jobs or settings
   // For completions: every queue with jobs or with a setting that is not the default
-  // (paused or strict; a row left at the defaults by pause + resume does not count)
+  // (paused, strict, a dead-letter queue or a limit; a row left at the defaults by
+  // pause + resume does not count)
   // -> queue, paused (0/1).
   std::string named_queues;
 

@@ -196,27 +196,51 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   long long lease_ms = r.lease.ms();
   // Row by row, as fetch_ids does (a one-element vector into() reads a single row).
   std::vector<long long> picked;
-  bool any_grouped = false;
+  bool any_grouped = false, limited = false;
   {
     long long id = 0;
-    int grouped = 0;
+    int grouped = 0, cap = 0;
+    soci::indicator cap_ind = soci::i_null;
     soci::statement pick(s);
     pick.exchange(soci::into(id));
     pick.exchange(soci::into(grouped));
+    pick.exchange(soci::into(cap, cap_ind));
     pick.exchange(use(queue, "queue"));
     pick.exchange(use(limit, "limit"));
     prepare_once(pick, q.claim_pick);
     for (bool got = pick.execute(true); got; got = pick.fetch()) {
       picked.push_back(id);
       any_grouped = any_grouped || grouped != 0;
+      limited = limited || cap_ind == soci::i_ok;
     }
   }
   // The heads were read before their locks were taken: read them again, now that no
   // other claimer can take them, and keep only those still at the head of their group.
   if (any_grouped && !q.claim_recheck.empty()) {
     std::vector<long long> bound = picked;
-    picked = fetch_ids(s, expand_ids(q.claim_recheck, bound.size()),
-                       [&](soci::statement& st) { bind_ids(st, bound); });
+    auto heads = fetch_ids(s, expand_ids(q.claim_recheck, bound.size()),
+                           [&](soci::statement& st) { bind_ids(st, bound); });
+    std::sort(heads.begin(), heads.end());
+    // In claim order still, so that a limit below keeps the first ones.
+    picked.erase(std::remove_if(picked.begin(), picked.end(),
+                                [&](long long id) {
+                                  return !std::binary_search(heads.begin(), heads.end(), id);
+                                }),
+                 picked.end());
+  }
+  // A concurrency limit: wait for the queue's settings row, then count what is processing
+  // now, and keep no more of the picked jobs (in claim order) than there are free slots.
+  if (limited && !picked.empty()) {
+    int cap = 0;
+    soci::indicator cap_ind = soci::i_null;
+    long long busy = 0;
+    s << q.claim_limit_lock, soci::into(cap, cap_ind), use(queue, "queue");
+    if (cap_ind == soci::i_ok) {
+      s << q.claim_limit_busy, soci::into(busy), use(queue, "queue");
+      const long long slots = std::max(0LL, cap - busy);
+      if (static_cast<long long>(picked.size()) > slots)
+        picked.resize(static_cast<std::size_t>(slots));
+    }
   }
   if (picked.empty()) return {};
   soci::statement mark(s);
@@ -316,6 +340,11 @@ Job JobRepository::fail(const FailRequest& r) {
                     });
   });
   if (!job) throw_lease_lost(r.id);
+  // A job that gave up may have moved to its queue's dead-letter queue in the same
+  // statement, by a trigger whose change SQLite's RETURNING does not show: read it again.
+  if (job->status == Status::failed) {
+    if (auto now = find(r.id)) job = now;
+  }
   return *job;
 }
 
@@ -429,9 +458,17 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     }
     soci::statement paused = (s.prepare << q.paused_queues, soci::into(name));
     for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
-    soci::statement strict = (s.prepare << q.strict_queues, soci::into(name));
-    for (bool got = strict.execute(true); got; got = strict.fetch())
-      entry(name).strict_groups = true;
+    std::string dead_letter;
+    int strict = 0, max = 0;
+    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
+    soci::statement policies = (s.prepare << q.queue_policies, soci::into(name), soci::into(strict),
+                                soci::into(dead_letter, dl_ind), soci::into(max, max_ind));
+    for (bool got = policies.execute(true); got; got = policies.fetch()) {
+      QueueStats& qs = entry(name);
+      qs.strict_groups = strict != 0;
+      if (dl_ind == soci::i_ok) qs.dead_letter = dead_letter;
+      if (max_ind == soci::i_ok) qs.max_processing = max;
+    }
   });
   std::vector<QueueStats> out;
   if (queues.empty()) {

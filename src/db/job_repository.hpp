@@ -79,6 +79,8 @@ struct QueueStats {
   std::int64_t canceled = 0;
   bool paused = false;
   bool strict_groups = false;
+  std::optional<std::string> dead_letter;  // where jobs that give up go
+  std::optional<int> max_processing;       // concurrency limit; none: no limit
   std::optional<double> oldest_ready_age_seconds;
 };
 

@@ -168,12 +168,13 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
   const bool unleased = o.unleased_older_than.has_value();
   long long older_ms = unleased ? o.unleased_older_than->ms() : 0;
   while (true) {
-    std::vector<std::int64_t> requeued, failed;
+    std::vector<std::int64_t> requeued, failed, dead_lettered;
     std::vector<ReapCount> counts;
     std::size_t picked_count = 0;
     db_.transaction([&] {
       requeued.clear();
       failed.clear();
+      dead_lettered.clear();
       counts.clear();
       auto& s = db_.session();
       std::string queue = o.queue.value_or("");
@@ -199,19 +200,28 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       // Read back inside the transaction: the rows we changed are still ours. A row that
       // is neither ready nor failed now was taken by someone else before the mark.
       long long id = 0;
-      int status = 0;
-      std::string queue_name, worker;
-      soci::indicator worker_ind = soci::i_ok;
+      int status = 0, attempts = 0;
+      std::string queue_name, worker, dead_from;
+      soci::indicator worker_ind = soci::i_ok, dead_ind = soci::i_null;
       soci::statement read(s);
       read.exchange(soci::into(id));
       read.exchange(soci::into(status));
       read.exchange(soci::into(queue_name));
       read.exchange(soci::into(worker, worker_ind));
+      read.exchange(soci::into(attempts));
+      read.exchange(soci::into(dead_from, dead_ind));
       bind_ids(read, ids);
       prepare_once(read, expand_ids(q.reaped_by_ids, ids.size()));
       for (bool got = read.execute(true); got; got = read.fetch()) {
-        const bool to_ready = status == static_cast<int>(Status::ready);
+        bool to_ready = status == static_cast<int>(Status::ready);
         if (!to_ready && status != static_cast<int>(Status::failed)) continue;
+        // Out of attempts and moved to its dead-letter queue by the same statement: ready
+        // there from attempt 0, dead_from naming the queue it was reaped in.
+        if (to_ready && attempts == 0 && dead_ind == soci::i_ok) {
+          to_ready = false;
+          queue_name = dead_from;
+          dead_lettered.push_back(id);
+        }
         (to_ready ? requeued : failed).push_back(id);
         count_reaped(counts, queue_name,
                      worker_ind == soci::i_null ? std::nullopt : std::optional<std::string>(worker),
@@ -221,6 +231,8 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
     if (picked_count == 0) break;
     result.requeued.insert(result.requeued.end(), requeued.begin(), requeued.end());
     result.failed.insert(result.failed.end(), failed.begin(), failed.end());
+    result.dead_lettered.insert(result.dead_lettered.end(), dead_lettered.begin(),
+                                dead_lettered.end());
     for (const ReapCount& c : counts) add_count(result.counts, c);
     ++result.batches;
     if (progress) progress(result);

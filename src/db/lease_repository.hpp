@@ -69,7 +69,9 @@ struct ReapCount {
 struct ReapResult {
   std::vector<std::int64_t> requeued;  // back to ready, with backoff
   std::vector<std::int64_t> failed;    // out of attempts
-  std::vector<ReapCount> counts;       // by queue and former worker, in that order
+  // Of `failed`, those that moved to their queue's dead-letter queue (ready there).
+  std::vector<std::int64_t> dead_lettered;
+  std::vector<ReapCount> counts;  // by queue and former worker, in that order
   int batches = 0;
 };
 

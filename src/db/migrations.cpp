@@ -17,12 +17,27 @@ std::vector<Migration> migrations_for(Backend backend) {
   return list;
 }
 
+namespace {
+
+// "END;" alone or at the end of a line after a space: the end of a trigger body (an inner
+// "END IF;" is not).
+bool ends_block(const std::string& line) {
+  const std::string tail = "END;";
+  if (line.size() < tail.size() || line.compare(line.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  return line.size() == tail.size() || line[line.size() - tail.size() - 1] == ' ';
+}
+
+}  // namespace
+
 std::vector<std::string> split_statements(const std::string& sql) {
   std::vector<std::string> out;
   std::string current;
   // Inside a $$-quoted body (a PostgreSQL function), semicolons end its inner statements,
-  // not the migration's: the split waits for the closing $$.
+  // not the migration's: the split waits for the closing $$. Likewise a trigger body from
+  // a line that is BEGIN alone to a line ending in END; (MySQL, SQLite).
   bool in_body = false;
+  bool in_block = false;
   std::size_t start = 0;
   while (start < sql.size()) {
     std::size_t nl = sql.find('\n', start);
@@ -35,7 +50,12 @@ std::vector<std::string> split_statements(const std::string& sql) {
     for (std::size_t at = trimmed.find("$$"); at != std::string::npos;
          at = trimmed.find("$$", at + 2))
       in_body = !in_body;
-    if (!in_body && !trimmed.empty() && trimmed.back() == ';') {
+    if (!in_body && !in_block && trimmed.find_first_not_of(" \t") != std::string::npos &&
+        trimmed.substr(trimmed.find_first_not_of(" \t")) == "BEGIN")
+      in_block = true;
+    else if (in_block && ends_block(trimmed))
+      in_block = false;
+    if (!in_body && !in_block && !trimmed.empty() && trimmed.back() == ';') {
       trimmed.pop_back();
       current += trimmed;
       if (current.find_first_not_of(" \t\n") != std::string::npos) out.push_back(current);

@@ -46,6 +46,7 @@ Job JobRowReader::job() const {
   j.created_at = text(16);
   j.updated_at = text(17);
   j.finished_at = opt(values_[18], nulls_[18]);
+  j.dead_from = opt(values_[19], nulls_[19]);
   return j;
 }
 

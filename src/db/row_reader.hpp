@@ -13,7 +13,7 @@ namespace queuectl {
 
 class JobRowReader {
  public:
-  static constexpr std::size_t kColumns = 19;
+  static constexpr std::size_t kColumns = 20;
 
   // Adds one into() per job column to `st`, in Job's order.
   void bind(soci::statement& st);

@@ -145,6 +145,8 @@ class Worker {
   void give_back(const Job& job, const std::string& why);
   JobRepository& repo();
   // A paused queue looks empty: says so once, and again if it is paused anew.
+  // On an empty claim: reads the queue's settings, says once that it is paused, and
+  // notes whether it has a concurrency limit.
   void note_if_paused();
   void connection_trouble(const std::exception& e);
   // Wake-ups: listen for new jobs where the backend can announce them, and read them.
@@ -165,6 +167,9 @@ class Worker {
   Clock::time_point listen_retry_at_ = Clock::now();
   std::unique_ptr<JobRepository> repo_;
   bool paused_noted_ = false;
+  // The queue has a concurrency limit: a slot that frees is not announced, so an empty
+  // claim is tried again soon rather than after the whole poll interval.
+  bool limited_ = false;
   std::unique_ptr<Heartbeat> heartbeat_;
   // Kills the process groups of running commands if the worker itself is killed.
   std::shared_ptr<GroupGuard> guard_;
@@ -273,9 +278,10 @@ void Worker::claim_more(Clock::time_point now) {
     // Idle: a short first pause growing to a cap, jittered so that a fleet spreads out.
     // While listening, new jobs are announced: sleep the whole poll interval at once (the
     // poll still finds jobs that became due by their run_at).
-    idle_ = listen_db_ ? o_.idle_max
-                       : Duration(std::min(o_.idle_max.chrono(),
-                                           std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
+    idle_ = listen_db_ && !limited_
+                ? o_.idle_max
+                : Duration(std::min(o_.idle_max.chrono(),
+                                    std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
     auto pause = std::chrono::milliseconds(
         static_cast<long>(static_cast<double>(idle_.ms()) * (0.5 + 0.5 * random_unit())));
     next_claim_ = now + pause;
@@ -289,7 +295,9 @@ void Worker::claim_more(Clock::time_point now) {
 void Worker::note_if_paused() {
   bool paused = false;
   try {
-    paused = AdminRepository(*db_).settings(o_.queue).paused;
+    const QueueSettings s = AdminRepository(*db_).settings(o_.queue);
+    paused = s.paused;
+    limited_ = s.max_processing.has_value();
   } catch (const std::exception&) {
     return;  // only a hint: the next claim reports the connection's trouble
   }
@@ -544,6 +552,8 @@ WorkerSummary Worker::run() {
       if (it->child->finished() || it->wait_error) {
         finish(*it);
         it = running_.erase(it);
+        // At the queue's limit, the slot this job held is the one to take.
+        if (limited_) next_claim_ = now;
       } else {
         ++it;
       }

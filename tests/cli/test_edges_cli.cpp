@@ -285,6 +285,8 @@ TEST_CASE("cli: edge: reap -o json while another reaper holds the lock prints a 
                         {"failed", 0},
                         {"requeued_ids", json::array()},
                         {"failed_ids", json::array()},
+                        {"dead_lettered", 0},
+                        {"dead_lettered_ids", json::array()},
                         {"counts", json::array()},
                         {"batches", 0},
                         {"lock", "queuectl:reap"},

@@ -80,7 +80,11 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   json settings = ok_json(url, {"queue", "orders"});
-  CHECK(settings == json{{"queue", "orders"}, {"paused", false}, {"strict_groups", false}});
+  CHECK(settings == json{{"queue", "orders"},
+                         {"paused", false},
+                         {"strict_groups", false},
+                         {"dead_letter", nullptr},
+                         {"max_processing", nullptr}});
   RunResult on = ok(url, {"queue", "orders", "--strict-groups", "on"});
   CHECK(on.out == "queue orders: strict groups on\n");
   CHECK(ok_json(url, {"queue", "orders"})["strict_groups"] == true);
@@ -132,8 +136,11 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
   // Turning strict mode off keeps the pause flag and says so.
   ok(url, {"pause", "orders"});
   ok(url, {"queue", "orders", "--strict-groups", "off"});
-  CHECK(ok_json(url, {"queue", "orders"}) ==
-        json{{"queue", "orders"}, {"paused", true}, {"strict_groups", false}});
+  CHECK(ok_json(url, {"queue", "orders"}) == json{{"queue", "orders"},
+                                                  {"paused", true},
+                                                  {"strict_groups", false},
+                                                  {"dead_letter", nullptr},
+                                                  {"max_processing", nullptr}});
 }
 
 TEST_CASE("cli: groups: --blocked on a queue without strict mode says how to turn it on") {

@@ -15,7 +15,7 @@ const char* const kJobColumns[] = {"id",         "queue",      "status",       "
                                    "run_at",     "attempts",   "max_attempts", "payload",
                                    "result",     "last_error", "locked_by",    "lock_token",
                                    "locked_at",  "lock_until", "dedupe_key",   "group_key",
-                                   "created_at", "updated_at", "finished_at"};
+                                   "created_at", "updated_at", "finished_at",  "dead_from"};
 
 void check_all_columns(const json& job, std::set<std::string> extra = {}) {
   INFO(job.dump());
@@ -103,7 +103,7 @@ TEST_CASE("cli: enqueue prints every column; table and json") {
   CHECK(job["max_attempts"] == 25);
   CHECK(job["payload"] == parse(payload));
   for (const char* key : {"result", "last_error", "locked_by", "lock_token", "locked_at",
-                          "lock_until", "dedupe_key", "group_key", "finished_at"})
+                          "lock_until", "dedupe_key", "group_key", "finished_at", "dead_from"})
     CHECK_MESSAGE(job[key].is_null(), key);
   for (const char* key : {"run_at", "created_at", "updated_at"})
     CHECK_MESSAGE(is_rfc3339_us(job[key]), key << " = " << job[key].dump());

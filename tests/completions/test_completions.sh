@@ -203,6 +203,10 @@ bcheck eq "queuectl queue emails --strict-groups <TAB> -> on off" "queuectl queu
 bcheck eq "queuectl queue emails --strict-groups o<TAB> -> on off" "queuectl queue emails --strict-groups o" "on off"
 bcheck eq "queuectl queue emails --strict-groups=of<TAB> -> off" "queuectl queue emails --strict-groups=of" "off"
 bcheck eq "queuectl queue --strict-groups on <TAB> -> queues (option value skipped)" "queuectl queue --strict-groups on " "emails reports"
+bcheck eq "queuectl queue emails --dead-letter <TAB> -> none and queues" "queuectl queue emails --dead-letter " "none emails reports"
+bcheck eq "queuectl queue emails --max-processing 3 <TAB> -> nothing (value skipped)" "queuectl queue emails --max-processing 3 " ""
+bcheck eq "queuectl move --from <TAB> -> queues, not files" "queuectl move --from " "emails reports"
+bcheck eq "queuectl move --all --to <TAB> -> queues" "queuectl move --all --to " "emails reports"
 # lock --print-key NAME; leases --unleased; reap --unleased --older-than DUR
 bcheck eq "queuectl lock --p<TAB> -> --print-key" "queuectl lock --p" "--print-key"
 bcheck eq "queuectl lock --c<TAB> -> --conflict-exit-code" "queuectl lock --c" "--conflict-exit-code"
@@ -263,6 +267,8 @@ if command -v zsh >/dev/null; then
         "queuectl queue emails --strict-groups "
         "queuectl queue emails --strict-groups=o"
         "queuectl queue --strict-groups on "
+        "queuectl queue emails --dead-letter "
+        "queuectl move --from "
         "queuectl enqueue emails --gr"
         "queuectl lock --p"
         "queuectl leases --u"
@@ -310,6 +316,8 @@ if command -v zsh >/dev/null; then
         expect_eq "zsh: queuectl queue emails --strict-groups <TAB> -> on off" "on off" "$(zhits "queuectl queue emails --strict-groups ")"
         expect_eq "zsh: queuectl queue emails --strict-groups=o<TAB> -> on off" "on off" "$(zhits "queuectl queue emails --strict-groups=o")"
         expect_eq "zsh: queuectl queue --strict-groups on <TAB> -> emails reports" "emails reports" "$(zhits "queuectl queue --strict-groups on ")"
+        expect_eq "zsh: queuectl queue emails --dead-letter <TAB> -> none emails reports" "emails none reports" "$(zhits "queuectl queue emails --dead-letter ")"
+        expect_eq "zsh: queuectl move --from <TAB> -> emails reports" "emails reports" "$(zhits "queuectl move --from ")"
         expect_eq "zsh: queuectl enqueue emails --gr<TAB> -> --group-key" "--group-key" "$(zhits "queuectl enqueue emails --gr")"
         expect_eq "zsh: queuectl resume <TAB> -> the paused queues" "reports" "$(zhits "queuectl resume ")"
         expect_eq "zsh: queuectl pause <TAB> -> the queues not paused" "emails" "$(zhits "queuectl pause ")"
@@ -390,6 +398,8 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl queue emails --strict-groups=o<TAB> -> on off" "queuectl queue emails --strict-groups=o" \
         "--strict-groups=on --strict-groups=off"
     fcheck eq "queuectl queue --strict-groups on <TAB> -> emails reports (value skipped)" "queuectl queue --strict-groups on " "emails reports"
+    fcheck eq "queuectl queue emails --dead-letter <TAB> -> none and queues" "queuectl queue emails --dead-letter " "emails none reports"
+    fcheck eq "queuectl move --from <TAB> -> queues" "queuectl move --from " "emails reports"
     # Descriptions: fish prints "candidate<TAB>description".
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl "' "$COMPDIR/queuectl.fish" 2>&1) || true

@@ -45,6 +45,26 @@ TEST_CASE("db::split_statements") {
     CHECK(out[1].find("WHERE status = 0") != std::string::npos);
     CHECK(out[1].back() != ';');
   }
+  SUBCASE("a trigger body from BEGIN to END; is one statement") {
+    Statements out = split_statements(
+        "CREATE TRIGGER t BEFORE UPDATE ON a FOR EACH ROW\n"
+        "BEGIN\n"
+        "  DECLARE v INT DEFAULT NULL;\n"
+        "  IF NEW.x = 1 THEN\n"
+        "    SET NEW.y = 2;\n"
+        "  END IF;\n"
+        "END;\n"
+        "CREATE TRIGGER u AFTER UPDATE ON a\n"
+        "BEGIN\n"
+        "  UPDATE a SET y = 1 WHERE x = NEW.x;\n"
+        "  UPDATE a SET y = 2 WHERE x = NEW.y; END;\n"
+        "SELECT 1;\n");
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].find("SET NEW.y = 2;\n  END IF;\nEND") != std::string::npos);
+    CHECK(out[1].find("WHERE x = NEW.x;\n") != std::string::npos);
+    CHECK(out[1].substr(out[1].size() - 4) == " END");
+    CHECK(out[2] == "SELECT 1");
+  }
   SUBCASE("a semicolon inside a line does not split") {
     CHECK(split_statements("INSERT INTO t VALUES ('a;b');\n") ==
           Statements{"INSERT INTO t VALUES ('a;b')"});

@@ -78,7 +78,7 @@ constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
     "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
     "dedupe_key, group_key, " QC_TS("created_at") ", " QC_TS("updated_at") ", "
-    QC_TS("finished_at");
+    QC_TS("finished_at") ", dead_from";
 
 Statements make_statements() {
   Statements s;
@@ -113,9 +113,12 @@ Statements make_statements() {
   // consistent reads: InnoDB locks only the outer table's rows in a locking read, so a
   // head that another claimer holds still blocks its followers here (checked on MariaDB
   // 10.11). claim_recheck reads the heads again by primary key once they are locked.
+  // The queue's concurrency limit comes along as a consistent read too (it locks nothing);
+  // only a limited queue then takes claim_limit_lock and counts with claim_limit_busy.
   s.claim_returns_jobs = false;
   s.claim_pick = R"(
-    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END
+    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
+           (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue)
       FROM job_queue j FORCE INDEX (ix_job_queue_claim)
      WHERE j.queue = :queue
        AND j.status = 0
@@ -129,6 +132,12 @@ Statements make_statements() {
        FOR UPDATE SKIP LOCKED)";
   s.claim_recheck =
       "SELECT j.id FROM job_queue j WHERE j.id IN ({ids}) AND " + std::string(kGroupHead);
+  // Claimers of a limited queue take turns on its settings row; each counts the
+  // processing jobs once it holds the lock (READ COMMITTED: a fresh read per statement,
+  // which sees every claim committed before), through ix_job_queue_claim.
+  s.claim_limit_lock =
+      "SELECT max_processing FROM queuectl_queues WHERE queue = :queue FOR UPDATE";
+  s.claim_limit_busy = "SELECT COUNT(*) FROM job_queue WHERE queue = :queue AND status = 1";
   s.claim_mark = R"(
     UPDATE job_queue
        SET status = 1,
@@ -295,7 +304,8 @@ Statements make_statements() {
        AND COALESCE(locked_at, updated_at) < )" QC_NOW_MINUS(":older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
   s.reaped_by_ids =
-      "SELECT id, status, queue, locked_by FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+      "SELECT id, status, queue, locked_by, attempts, dead_from FROM job_queue"
+      " WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.pick = "SELECT id FROM job_queue WHERE id IN ({ids}) AND status IN (3, 4) FOR UPDATE";
   s.cancel_ids.pick =
@@ -308,6 +318,24 @@ Statements make_statements() {
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = NOW(6)
      WHERE id IN ({ids}) AND status IN (3, 4))";
+  s.move_ids.pick =
+      "SELECT id FROM job_queue WHERE id IN ({ids}) AND dead_from IS NOT NULL"
+      " AND status IN (0, 3) FOR UPDATE";
+  // Assignments run left to right on MySQL: queue reads dead_from before it is cleared.
+  s.move_ids.write = R"(
+    UPDATE job_queue
+       SET queue = COALESCE(:to, dead_from), dead_from = NULL,
+           status = 0, attempts = 0, run_at = NOW(6), finished_at = NULL,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = NOW(6)
+     WHERE id IN ({ids}) AND dead_from IS NOT NULL AND status IN (0, 3))";
+  s.dead_letters_pick = R"(
+    SELECT id FROM job_queue
+     WHERE dead_from IS NOT NULL AND status IN (0, 3)
+       AND queue = COALESCE(:queue, queue)
+       AND id > :after
+     ORDER BY id
+     LIMIT :batch)";
   s.cancel_ids.write = R"(
     UPDATE job_queue
        SET status = 4, finished_at = NOW(6), updated_at = NOW(6)
@@ -342,10 +370,21 @@ Statements make_statements() {
   s.set_strict_groups = R"(
     INSERT INTO queuectl_queues (queue, strict_groups) VALUES (:queue, :strict)
     ON DUPLICATE KEY UPDATE strict_groups = VALUES(strict_groups))";
+  s.set_dead_letter = R"(
+    INSERT INTO queuectl_queues (queue, dead_letter) VALUES (:queue, :target)
+    ON DUPLICATE KEY UPDATE dead_letter = VALUES(dead_letter))";
+  s.set_max_processing = R"(
+    INSERT INTO queuectl_queues (queue, max_processing) VALUES (:queue, :max)
+    ON DUPLICATE KEY UPDATE max_processing = VALUES(max_processing))";
   s.queue_settings = R"(
-    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups
+    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups, dead_letter,
+           max_processing
       FROM queuectl_queues WHERE queue = :queue)";
-  s.strict_queues = "SELECT queue FROM queuectl_queues WHERE strict_groups = 1";
+  s.queue_policies = R"(
+    SELECT queue, strict_groups, dead_letter, max_processing
+      FROM queuectl_queues
+     WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
+  s.dead_letter_targets = "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
   s.list_groups = R"(
     SELECT h.group_key, h.id, h.status, h.attempts,
            TIMESTAMPDIFF(MICROSECOND, h.created_at, NOW(6)) / 1e6, )" QC_TS("h.run_at") R"(,
@@ -376,7 +415,9 @@ Statements make_statements() {
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
       FROM (SELECT queue FROM job_queue GROUP BY queue
             UNION
-            SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL OR strict_groups = 1) n
+            SELECT queue FROM queuectl_queues
+             WHERE paused_at IS NOT NULL OR strict_groups = 1 OR dead_letter IS NOT NULL
+                OR max_processing IS NOT NULL) n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue
      ORDER BY 1)";
 

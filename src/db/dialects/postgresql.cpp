@@ -71,7 +71,7 @@ std::string job_columns(const std::string& a) {
          "attempts, " + a + "max_attempts, " + a + "payload, " + a + "result, " + a +
          "last_error, " + a + "locked_by, " + a + "lock_token, " + ts("locked_at") + ", " +
          ts("lock_until") + ", " + a + "dedupe_key, " + a + "group_key, " + ts("created_at") +
-         ", " + ts("updated_at") + ", " + ts("finished_at");
+         ", " + ts("updated_at") + ", " + ts("finished_at") + ", " + a + "dead_from";
 }
 
 // :queue, or NULL when the queue is paused (then no row matches). Evaluated once per
@@ -151,18 +151,28 @@ Statements make_statements() {
   // UPDATE re-checks that each row it marks is still ready.
   s.claim_returns_jobs = true;
   s.claim_in_transaction = false;  // one statement: atomic in autocommit
+  // A queue with a concurrency limit (max_processing) takes at most as many jobs as it has
+  // free slots: queuectl_claim_slots (migration 5) locks the queue's settings row and
+  // counts its processing jobs once that lock is held. Queues without a limit never call
+  // it. The arguments are named once, in `arg`.
   s.claim = R"(
-    WITH picked AS (
+    WITH arg AS (SELECT CAST(:queue AS text) AS queue, CAST(:limit AS integer) AS wanted),
+    picked AS (
       SELECT j.id
         FROM job_queue j
-       WHERE j.queue = )" +
-            std::string(kUnpausedQueue) + R"(
+       WHERE j.queue = (
+               SELECT a.queue
+                 FROM arg a
+                WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                                   WHERE p.queue = a.queue AND p.paused_at IS NOT NULL))
          AND j.status = 0
          AND j.run_at <= now()
          AND )" +
-            kGroupHead + R"(
+            std::string(kGroupHead) + R"(
        ORDER BY j.priority DESC, j.run_at, j.id
-       LIMIT CAST(:limit AS integer)
+       LIMIT (SELECT CASE WHEN p.max_processing IS NULL THEN a.wanted
+                          ELSE queuectl_claim_slots(a.queue, a.wanted) END
+                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue)
          FOR UPDATE OF j SKIP LOCKED)
     UPDATE job_queue j
        SET status = 1,
@@ -176,9 +186,11 @@ Statements make_statements() {
      WHERE j.id = picked.id AND j.status = 0
     RETURNING )" +
             job_columns("j.");
-  // The two-step claim (unused here: claim_returns_jobs), kept valid for completeness.
+  // The claim's locking read alone, as the two-step claim shapes it (claim_returns_jobs:
+  // the claim itself never runs it; the contract tests hold a claim half way with it).
   s.claim_pick = R"(
-    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END
+    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
+           (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue)
       FROM job_queue j
      WHERE j.queue = )" +
                  std::string(kUnpausedQueue) + R"(
@@ -189,18 +201,6 @@ Statements make_statements() {
      ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT CAST(:limit AS integer)
        FOR UPDATE OF j SKIP LOCKED)";
-  s.claim_recheck =
-      "SELECT j.id FROM job_queue j WHERE j.id IN ({ids}) AND " + std::string(kGroupHead);
-  s.claim_mark = R"(
-    UPDATE job_queue
-       SET status = 1,
-           attempts = attempts + 1,
-           locked_by = CAST(:worker AS text),
-           lock_token = CAST(:token AS text),
-           locked_at = now(),
-           lock_until = now() + )" QC_MS(":lease_ms") R"(,
-           updated_at = now()
-     WHERE id IN ({ids}) AND status = 0)";
 
   s.ack = R"(
     UPDATE job_queue
@@ -355,7 +355,8 @@ Statements make_statements() {
        AND COALESCE(locked_at, updated_at) < now() - )" QC_MS(":older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
   s.reaped_by_ids =
-      "SELECT id, status, queue, locked_by FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+      "SELECT id, status, queue, locked_by, attempts, dead_from FROM job_queue"
+      " WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.write = returning(R"(
     UPDATE job_queue
@@ -364,6 +365,22 @@ Statements make_statements() {
            updated_at = now()
      WHERE id IN ({ids}) AND status IN (3, 4))",
                                 "id");
+  s.move_ids.write = returning(R"(
+    UPDATE job_queue
+       SET queue = COALESCE(CAST(:to AS text), dead_from), dead_from = NULL,
+           status = 0, attempts = 0, run_at = now(), finished_at = NULL,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id IN ({ids}) AND dead_from IS NOT NULL AND status IN (0, 3))",
+                               "id");
+  s.dead_letters_pick = R"(
+    SELECT id
+      FROM job_queue, (SELECT CAST(:queue AS text) AS arg_queue) a
+     WHERE dead_from IS NOT NULL AND status IN (0, 3)
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND id > CAST(:after AS bigint)
+     ORDER BY id
+     LIMIT CAST(:batch AS integer))";
   s.cancel_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 4, finished_at = now(), updated_at = now()
@@ -406,10 +423,24 @@ Statements make_statements() {
     INSERT INTO queuectl_queues (queue, strict_groups)
     VALUES (CAST(:queue AS text), CAST(:strict AS integer) = 1)
     ON CONFLICT (queue) DO UPDATE SET strict_groups = excluded.strict_groups)";
+  s.set_dead_letter = R"(
+    INSERT INTO queuectl_queues (queue, dead_letter)
+    VALUES (CAST(:queue AS text), CAST(:target AS text))
+    ON CONFLICT (queue) DO UPDATE SET dead_letter = excluded.dead_letter)";
+  s.set_max_processing = R"(
+    INSERT INTO queuectl_queues (queue, max_processing)
+    VALUES (CAST(:queue AS text), CAST(:max AS integer))
+    ON CONFLICT (queue) DO UPDATE SET max_processing = excluded.max_processing)";
   s.queue_settings = R"(
-    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, CASE WHEN strict_groups THEN 1 ELSE 0 END
+    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, CASE WHEN strict_groups THEN 1 ELSE 0 END,
+           dead_letter, max_processing
       FROM queuectl_queues WHERE queue = CAST(:queue AS text))";
-  s.strict_queues = "SELECT queue FROM queuectl_queues WHERE strict_groups";
+  s.queue_policies = R"(
+    SELECT queue, CASE WHEN strict_groups THEN 1 ELSE 0 END, dead_letter, max_processing
+      FROM queuectl_queues
+     WHERE strict_groups OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
+  s.dead_letter_targets =
+      "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
   // Heads are read from job_queue_groups, which holds only ready, processing and failed
   // grouped rows: the cost follows the unfinished jobs of the queue, not the finished ones.
   s.list_groups = R"(
@@ -459,7 +490,9 @@ Statements make_statements() {
     named (queue) AS (
       SELECT queue FROM q WHERE queue IS NOT NULL
       UNION
-      SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL OR strict_groups)
+      SELECT queue FROM queuectl_queues
+       WHERE paused_at IS NOT NULL OR strict_groups OR dead_letter IS NOT NULL
+          OR max_processing IS NOT NULL)
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
       FROM named n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue

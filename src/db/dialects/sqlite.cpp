@@ -48,7 +48,7 @@ constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
     "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
     "dedupe_key, group_key, " QC_TS("created_at") ", " QC_TS("updated_at") ", "
-    QC_TS("finished_at");
+    QC_TS("finished_at") ", dead_from";
 
 // A guarded write that reports what it changed (see GuardedWrite).
 std::string returning(const std::string& write, const std::string& what) {
@@ -81,7 +81,8 @@ Statements make_statements() {
   s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   // BEGIN IMMEDIATE (claim_in_transaction) serialises claimers: the heads read here
-  // cannot change before the UPDATE marks them.
+  // cannot change before the UPDATE marks them, nor the processing jobs a queue with a
+  // concurrency limit (max_processing) counts to take no more than its free slots.
   s.claim_returns_jobs = true;
   s.claim = R"(
     UPDATE job_queue
@@ -103,7 +104,12 @@ Statements make_statements() {
                 AND )" +
             std::string(kGroupHead) + R"(
               ORDER BY j.priority DESC, j.run_at, j.id
-              LIMIT :limit)
+              LIMIT (SELECT CASE WHEN p.max_processing IS NULL THEN :limit
+                                 ELSE max(0, min(:limit, p.max_processing -
+                                        (SELECT count(*) FROM job_queue c
+                                          WHERE c.queue = :queue AND c.status = 1)))
+                            END
+                       FROM (SELECT 1) LEFT JOIN queuectl_queues p ON p.queue = :queue))
     RETURNING )" +
             cols;
 
@@ -243,7 +249,8 @@ Statements make_statements() {
        AND COALESCE(locked_at, updated_at) < )" QC_NOW_PLUS("-:older_ms");
   s.statuses_by_ids = "SELECT id, status FROM job_queue WHERE id IN ({ids}) ORDER BY id";
   s.reaped_by_ids =
-      "SELECT id, status, queue, locked_by FROM job_queue WHERE id IN ({ids}) ORDER BY id";
+      "SELECT id, status, queue, locked_by, attempts, dead_from FROM job_queue"
+      " WHERE id IN ({ids}) ORDER BY id";
 
   s.retry_ids.write = returning(R"(
     UPDATE job_queue
@@ -252,6 +259,21 @@ Statements make_statements() {
            updated_at = )" QC_NOW R"(
      WHERE id IN ({ids}) AND status IN (3, 4))",
                                 "id");
+  s.move_ids.write = returning(R"(
+    UPDATE job_queue
+       SET queue = COALESCE(:to, dead_from), dead_from = NULL,
+           status = 0, attempts = 0, run_at = )" QC_NOW R"(, finished_at = NULL,
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = )" QC_NOW R"(
+     WHERE id IN ({ids}) AND dead_from IS NOT NULL AND status IN (0, 3))",
+                               "id");
+  s.dead_letters_pick = R"(
+    SELECT id FROM job_queue
+     WHERE dead_from IS NOT NULL AND status IN (0, 3)
+       AND (:queue IS NULL OR queue = :queue)
+       AND id > :after
+     ORDER BY id
+     LIMIT :batch)";
   s.cancel_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 4, finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
@@ -287,10 +309,21 @@ Statements make_statements() {
   s.set_strict_groups = R"(
     INSERT INTO queuectl_queues (queue, strict_groups) VALUES (:queue, :strict)
     ON CONFLICT (queue) DO UPDATE SET strict_groups = excluded.strict_groups)";
+  s.set_dead_letter = R"(
+    INSERT INTO queuectl_queues (queue, dead_letter) VALUES (:queue, :target)
+    ON CONFLICT (queue) DO UPDATE SET dead_letter = excluded.dead_letter)";
+  s.set_max_processing = R"(
+    INSERT INTO queuectl_queues (queue, max_processing) VALUES (:queue, :max)
+    ON CONFLICT (queue) DO UPDATE SET max_processing = excluded.max_processing)";
   s.queue_settings = R"(
-    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups
+    SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups, dead_letter,
+           max_processing
       FROM queuectl_queues WHERE queue = :queue)";
-  s.strict_queues = "SELECT queue FROM queuectl_queues WHERE strict_groups = 1";
+  s.queue_policies = R"(
+    SELECT queue, strict_groups, dead_letter, max_processing
+      FROM queuectl_queues
+     WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
+  s.dead_letter_targets = "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
   s.list_groups = R"(
     SELECT h.group_key, h.id, h.status, h.attempts, )" QC_AGE("h.created_at") R"(,
            )" QC_TS("h.run_at") R"(,
@@ -323,7 +356,9 @@ Statements make_statements() {
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
       FROM (SELECT queue FROM job_queue GROUP BY queue
             UNION
-            SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL OR strict_groups = 1) n
+            SELECT queue FROM queuectl_queues
+             WHERE paused_at IS NOT NULL OR strict_groups = 1 OR dead_letter IS NOT NULL
+                OR max_processing IS NOT NULL) n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue
      ORDER BY 1)";
 

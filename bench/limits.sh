@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench/limits.sh — what a concurrency limit (queue --max-processing) costs the claim, on
+# PostgreSQL, MariaDB and SQLite.
+#
+#   bash bench/limits.sh              # from the repository root (or anywhere); ~3 minutes
+#
+# Builds queue_bench in $BUILD_DIR (default: build), starts throwaway PostgreSQL and MariaDB
+# servers with scripts/test-servers.sh in a temporary directory (stopped and removed on exit),
+# and for each backend runs `queue_bench --claim` (W forked workers looping claim(limit B) +
+# ack_many until the queue is empty) without a limit and with one, alternately, $REPEAT
+# times each. The limit is $LIMIT: above W x B, so it never throttles, and what is measured
+# is the work of enforcing it (the queue's settings row locked, the processing jobs counted)
+# against the claim without it. The figure is the median of the per-run ratios
+# limited / unlimited of jobs per second, measured in the same run: read the ratios, not
+# the absolute figures (this machine is shared and noisy). Nothing is asserted.
+#
+# Knobs (environment): BUILD_DIR, BACKENDS ("postgresql mysql sqlite"), WORKERS (2),
+# BATCHES ("1 100"), JOBS_B1 (3000), JOBS_B100 (20000), LIMIT (1000), REPEAT (3), PG_URL and
+# MYSQL_URL (servers already running; the database name must contain "bench" or "test").
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+BUILD_DIR=${BUILD_DIR:-build}
+[[ $BUILD_DIR = /* ]] || BUILD_DIR=$ROOT/$BUILD_DIR
+BACKENDS=${BACKENDS:-postgresql mysql sqlite}
+WORKERS=${WORKERS:-2}
+BATCHES=${BATCHES:-1 100}
+JOBS_B1=${JOBS_B1:-3000}
+JOBS_B100=${JOBS_B100:-20000}
+LIMIT=${LIMIT:-1000}
+REPEAT=${REPEAT:-3}
+
+say() { printf '== %s\n' "$*" >&2; }
+die() { echo "bench/limits.sh: $*" >&2; exit 1; }
+field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+median() { sort -g | awk 'NF { v[++n] = $1 } END { if (n == 0) print ""; else if (n % 2) print v[(n + 1) / 2]; else printf "%.6g\n", (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+
+say "building queue_bench in $BUILD_DIR"
+[[ -f $BUILD_DIR/CMakeCache.txt ]] || cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target queue_bench >&2
+QB=$BUILD_DIR/bench/queue_bench
+[[ -x $QB ]] || die "build did not produce $QB"
+
+TMP=$(mktemp -d /tmp/qlimits.XXXXXX)
+STARTED=0
+cleanup() {
+  local rc=$?
+  ((STARTED)) && { "$ROOT/scripts/test-servers.sh" stop "$TMP" >/dev/null 2>&1 || true; }
+  rm -rf -- "$TMP"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [[ -z ${PG_URL:-} || -z ${MYSQL_URL:-} ]] && [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
+  say "starting throwaway PostgreSQL and MariaDB in $TMP"
+  STARTED=1
+  server_env=$("$ROOT/scripts/test-servers.sh" start "$TMP") || die "the servers did not start"
+  eval "$server_env"
+fi
+PG_URL=${PG_URL:-${QUEUECTL_TEST_PG_URL:-}}
+MYSQL_URL=${MYSQL_URL:-${QUEUECTL_TEST_MYSQL_URL:-}}
+
+printf '| claim+ack, W=%s, limit %s vs none: jobs/s ratio (median of %s runs each) | batch |' \
+  "$WORKERS" "$LIMIT" "$REPEAT"
+for b in $BACKENDS; do printf ' %s |' "$b"; done
+printf '\n|---|---:|'
+for b in $BACKENDS; do printf -- '---:|'; done
+printf '\n'
+for batch in $BATCHES; do
+  row="| limited / unlimited | $batch |"
+  for b in $BACKENDS; do
+    case $b in
+      postgresql) url=$PG_URL ;;
+      mysql) url=$MYSQL_URL ;;
+      sqlite) url="sqlite://$TMP/queuectl_bench.db" ;;
+    esac
+    ratios=""
+    for ((r = 1; r <= REPEAT; r++)); do
+      free=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+        --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" | grep '^claim_ack')
+      capped=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+        --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" --max-processing "$LIMIT" | grep '^claim_ack')
+      echo "$free" >&2
+      echo "$capped" >&2
+      ratios+=$(awk -v a="$(field "$capped" jobs_per_s)" -v b="$(field "$free" jobs_per_s)" \
+        'BEGIN { printf "%.3f", a / b }')$'\n'
+    done
+    row+=" $(median <<<"$ratios" | awk '{ printf "%.2f", $1 }') |"
+  done
+  echo "$row"
+done
