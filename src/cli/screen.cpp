@@ -67,8 +67,14 @@ Screen::Screen(int in_fd, int out_fd) : in_fd_(in_fd), out_fd_(out_fd) {
     raw.c_cc[VTIME] = 0;
     raw_ = ::tcsetattr(in_fd_, TCSAFLUSH, &raw) == 0;
   }
-  // Alternate screen, cursor hidden, screen cleared.
-  write_all("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+  // Alternate screen, cursor hidden, screen cleared. (The destructor does not run when the
+  // constructor throws: the settings go back here then.)
+  try {
+    write_all("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+  } catch (...) {
+    if (raw_) ::tcsetattr(in_fd_, TCSAFLUSH, &saved_);
+    throw;
+  }
 }
 
 Screen::~Screen() {
