@@ -14,7 +14,7 @@
 #   version  queuectl --version    (process start: the floor)
 #   claim    queuectl claim none   (an empty queue: connect, session setup, schema check,
 #                                   one indexed statement: the floor of any command)
-#   top      queuectl top --once   (one frame: seven statements in one snapshot)
+#   top      queuectl top --once   (one frame: eight statements in one snapshot)
 #   stats    queuectl stats        (for comparison: it counts every done job)
 # and reports ms per run and ratios: top against version and against claim; stats against
 # claim. Medians of the rounds go to the table. Nothing asserts a time: the machine is
