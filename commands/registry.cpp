@@ -24,6 +24,7 @@ const CommandEntry kCommands[] = {
     {"Inspecting", setup_stats},
     {"Inspecting", setup_leases},
     {"Inspecting", setup_groups},
+    {"Inspecting", setup_top},
     {"Inspecting", setup_bench},
     {"Operating", setup_retry},
     {"Operating", setup_cancel},

@@ -56,7 +56,7 @@ _queuectl_split() {
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
-_queuectl_commands="migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge move pause resume queue reap lock"
+_queuectl_commands="migrate enqueue claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock"
 
 # Options that take a value, for command $1 (global ones included).
 _queuectl_valued() {
@@ -72,6 +72,7 @@ _queuectl_valued() {
         list) v+=" --status --limit --after --before" ;;
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
         groups) v+=" --limit" ;;
+        top) v+=" --interval" ;;
         retry) v+=" --queue --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
@@ -99,6 +100,7 @@ _queuectl_options() {
         list) printf '%s' "--status --limit --after --newest-first --before" ;;
         leases) printf '%s' "--expired --unleased --expiring-within --older-than --worker --limit" ;;
         groups) printf '%s' "--blocked --limit" ;;
+        top) printf '%s' "--once --interval" ;;
         retry) printf '%s' "--queue --status --older-than" ;;
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;

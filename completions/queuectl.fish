@@ -32,6 +32,8 @@ function __queuectl_valued
             set -a v --expiring-within --older-than --worker --limit
         case groups
             set -a v --limit
+        case top
+            set -a v --interval
         case retry
             set -a v --queue --status --older-than
         case purge
@@ -222,6 +224,7 @@ complete -c queuectl -n $needs_command -a list -d 'List jobs, oldest (or newest)
 complete -c queuectl -n $needs_command -a stats -d 'Per-queue counts: ready, scheduled, processing, ...'
 complete -c queuectl -n $needs_command -a leases -d 'Show processing jobs, their workers and time left'
 complete -c queuectl -n $needs_command -a groups -d 'Ordered groups that are busy or blocked, with their heads'
+complete -c queuectl -n $needs_command -a top -d 'Live view: queues, busiest workers, newest failures (q quits)'
 complete -c queuectl -n $needs_command -a bench -d 'Compare ways of taking jobs with several clients, in scratch tables'
 complete -c queuectl -n $needs_command -a retry -d 'Put failed or canceled jobs back to ready'
 complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready or failed jobs (processing ones with --force)'
@@ -234,7 +237,7 @@ complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expi
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
 # help COMMAND (not in the list of queuectl --help)
 complete -c queuectl -n $needs_command -a help -d "Show the overview, or a command's help"
-complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue claim ack fail extend release work show list stats leases groups bench retry cancel purge move pause resume queue reap lock'
+complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock'
 
 # Queue names, "--" and the command run by work/lock.
 complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
@@ -297,6 +300,9 @@ complete -c queuectl -n '__fish_seen_subcommand_from leases' -l limit -x -d 'At 
 # groups
 complete -c queuectl -n '__fish_seen_subcommand_from groups' -l blocked -d 'Only groups blocked by a failed head (strict mode)'
 complete -c queuectl -n '__fish_seen_subcommand_from groups' -l limit -x -d 'At most N groups (default 100)'
+# top
+complete -c queuectl -n '__fish_seen_subcommand_from top' -l once -d 'Print one frame and exit (also -o json)'
+complete -c queuectl -n '__fish_seen_subcommand_from top' -l interval -x -d 'Time between frames (default 1s, at least 100ms)'
 # retry
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l queue -x -a '(__queuectl_queues)' -d 'Every failed job of this queue, instead of ids'
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With --queue: failed (default) and/or canceled'

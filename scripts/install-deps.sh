@@ -17,6 +17,8 @@ PACKAGES=(
   sqlite3 postgresql-15 postgresql-client-15 mariadb-server mariadb-client
   # shell completion tests, process tools, `script` (a terminal for the progress tests)
   bash-completion zsh fish procps bsdutils
+  # a real terminal of a fixed size for the full-screen `top` test (tests/top)
+  tmux
   # the man page, generated from --help at build time; man -l reads it in the install test
   help2man man-db
 )

@@ -25,6 +25,7 @@ void setup_list(CLI::App& app, Context& ctx);
 void setup_stats(CLI::App& app, Context& ctx);
 void setup_leases(CLI::App& app, Context& ctx);
 void setup_groups(CLI::App& app, Context& ctx);
+void setup_top(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);
 // Operating
 void setup_reap(CLI::App& app, Context& ctx);

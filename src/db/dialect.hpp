@@ -95,6 +95,21 @@ struct Statements {
   std::string stats_finished;  // -> queue, status, count
   std::string paused_queues;   // -> queue
 
+  // queuectl top: read in one snapshot beside stats_ready and stats_processing, each
+  // through an index that holds no done row, or only those done in the last minute.
+  std::string top_failed;  // -> queue, failed jobs; queues with none left out
+  // -> queue, jobs done (status 2) in the last 60 seconds (a queue with none may be left
+  // out, or come with 0)
+  std::string top_done_recently;
+  // Queues with a setting that is not the default -> queue, paused (0/1), strict (0/1), the
+  // concurrency limit (NULL: none).
+  std::string top_queue_settings;
+  // :limit -> locked_by (NULL: none named), leases, expired leases; most leases first.
+  std::string top_workers;
+  // :limit -> id, queue, attempts, seconds since it failed, the first 400 characters of
+  // last_error; newest first.
+  std::string top_failures;
+
   // Leases: processing jobs, those without a lease (lock_until NULL) first, then soonest
   // expiry first. Job columns then seconds_left (NULL without a lease). :queue and :worker
   // are NULL for all; rows with a lease when :leased is 1 and lock_until < now + :within_ms

@@ -247,21 +247,25 @@ std::vector<MigrationState> Migrator::apply() {
 
 void Migrator::require_current() {
   const auto embedded = migrations_for(db_.url().backend);
-  const int latest = embedded.empty() ? 0 : embedded.back().version;
+  // Every embedded version, not only the latest: a schema migrated by a build that had a
+  // later migration but not an earlier one (versions land out of order on branches) is
+  // not current.
+  int latest = embedded.empty() ? 0 : embedded.back().version;
+  const int wanted = static_cast<int>(embedded.size());
   int applied = 0;
   soci::indicator ind = soci::i_null;
   db_.retrying([&] {
     ind = soci::i_null;
     try {
-      db_.session() << "SELECT MAX(version) FROM queuectl_schema_migrations",
-          soci::into(applied, ind);
+      db_.session() << "SELECT COUNT(*) FROM queuectl_schema_migrations WHERE version <= :latest",
+          soci::into(applied, ind), soci::use(latest, "latest");
     } catch (const soci::soci_error& e) {
       if (is_temporary(db_, e)) throw;
       if (!db_.dialect().is_missing_table(e)) schema_unreadable(db_, e);
       ind = soci::i_null;  // no migrations table: never migrated
     }
   });
-  if (ind == soci::i_null || applied < latest)
+  if (ind == soci::i_null || applied < wanted)
     throw Error("the queue schema in " + db_.url().redacted() +
                 " is missing or out of date: run `queuectl migrate` first");
 }

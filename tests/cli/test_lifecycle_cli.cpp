@@ -456,3 +456,23 @@ TEST_CASE("cli: enqueue --from and ack --from move many jobs at once") {
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// Migrations may land out of order (on branches): a schema with the latest version but not
+// an earlier one is out of date, not current.
+TEST_CASE("cli: a schema missing an earlier migration is refused until migrate applies it") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"stats"});
+  fixture.db().session() << "DELETE FROM queuectl_schema_migrations WHERE version = 3";
+  RunResult r = queuectl(url, {"stats"});
+  check_error(r, 1, "out of date");
+  json status = ok_json(url, {"migrate", "--status"});
+  bool pending = false;
+  for (const json& m : status)
+    if (m["version"] == 3) pending = m["applied"] == false;
+  CHECK(pending);
+}
+
+}  // namespace queuectl::testing::cli

@@ -239,6 +239,40 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
+  // queuectl top, through ix_job_queue_finished (status, finished_at, queue; migration 7):
+  // the jobs done in the last minute, the failed ones and the newest failures are each one
+  // range of it, so no statement reads the done rows of the past.
+  s.top_failed = R"(
+    SELECT queue, COUNT(*)
+      FROM job_queue FORCE INDEX (ix_job_queue_finished)
+     WHERE status = 3
+     GROUP BY queue)";
+  s.top_done_recently = R"(
+    SELECT queue, COUNT(*)
+      FROM job_queue FORCE INDEX (ix_job_queue_finished)
+     WHERE status = 2 AND finished_at > NOW(6) - INTERVAL 60 SECOND
+     GROUP BY queue)";
+  // The concurrency limit is NULL until queuectl_queues has a column for it.
+  s.top_queue_settings = R"(
+    SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
+           CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing
+      FROM queuectl_queues
+     WHERE paused_at IS NOT NULL OR strict_groups = 1 OR max_processing IS NOT NULL)";
+  s.top_workers = R"(
+    SELECT locked_by, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END)
+      FROM job_queue FORCE INDEX (ix_job_queue_lease)
+     WHERE status = 1
+     GROUP BY locked_by
+     ORDER BY 2 DESC, 1
+     LIMIT :limit)";
+  s.top_failures = R"(
+    SELECT id, queue, attempts, TIMESTAMPDIFF(MICROSECOND, finished_at, NOW(6)) / 1e6,
+           SUBSTRING(last_error, 1, 400)
+      FROM job_queue FORCE INDEX (ix_job_queue_finished)
+     WHERE status = 3 AND finished_at IS NOT NULL
+     ORDER BY finished_at DESC
+     LIMIT :limit)";
+
   // <=> is NULL-safe: a row other code claimed without naming a worker is listed too.
   // Rows without a lease come first: ascending order puts NULL first on MySQL.
   // The leases a filter matches, listed (list_leases) and counted per worker (lease_summary).

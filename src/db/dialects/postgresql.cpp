@@ -288,6 +288,50 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
+  // queuectl top. Failed rows are counted and listed from job_queue_failed (migration 7),
+  // which holds failed rows only. Jobs done in the last minute are counted per queue, each
+  // queue one range of job_queue_finished, the queues found by a loose scan of the dedupe
+  // index (one probe per queue): no statement reads the done rows of the past.
+  s.top_failed = R"(
+    SELECT queue, COUNT(*)
+      FROM job_queue
+     WHERE status = 3
+     GROUP BY queue)";
+  s.top_done_recently = R"(
+    WITH RECURSIVE n (queue) AS (
+      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > n.queue ORDER BY j.queue LIMIT 1)
+        FROM n
+       WHERE n.queue IS NOT NULL)
+    SELECT n.queue, d.done
+      FROM n,
+           LATERAL (SELECT COUNT(*) AS done
+                      FROM job_queue j
+                     WHERE j.queue = n.queue AND j.status = 2
+                       AND j.finished_at > now() - INTERVAL '60 seconds') d
+     WHERE n.queue IS NOT NULL AND d.done > 0)";
+  // The concurrency limit is NULL until queuectl_queues has a column for it.
+  s.top_queue_settings = R"(
+    SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
+           CASE WHEN strict_groups THEN 1 ELSE 0 END, max_processing
+      FROM queuectl_queues
+     WHERE paused_at IS NOT NULL OR strict_groups OR max_processing IS NOT NULL)";
+  s.top_workers = R"(
+    SELECT locked_by, COUNT(*), COUNT(*) FILTER (WHERE lock_until < now())
+      FROM job_queue
+     WHERE status = 1
+     GROUP BY locked_by
+     ORDER BY 2 DESC, 1
+     LIMIT CAST(:limit AS integer))";
+  s.top_failures = R"(
+    SELECT id, queue, attempts, CAST(EXTRACT(EPOCH FROM now() - finished_at) AS double precision),
+           substr(last_error, 1, 400)
+      FROM job_queue
+     WHERE status = 3 AND finished_at IS NOT NULL
+     ORDER BY finished_at DESC
+     LIMIT CAST(:limit AS integer))";
+
   // The leases a filter matches, listed (list_leases) and counted per worker (lease_summary).
   const std::string leases_matching = R"(
       FROM job_queue,

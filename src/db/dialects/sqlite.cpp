@@ -189,6 +189,50 @@ Statements make_statements() {
      GROUP BY queue, status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
+  // queuectl top. Failed rows are counted and listed from job_queue_failed (migration 7),
+  // which holds failed rows only. Jobs done in the last minute are counted per queue, each
+  // queue one range of job_queue_finished (its WHERE term repeated, as SQLite needs), the
+  // queues found by a loose scan of the dedupe index (one MIN probe per queue): no
+  // statement reads the done rows of the past.
+  s.top_failed = R"(
+    SELECT queue, COUNT(*)
+      FROM job_queue INDEXED BY job_queue_failed
+     WHERE status = 3
+     GROUP BY queue)";
+  s.top_done_recently = R"(
+    WITH RECURSIVE n (queue) AS (
+      SELECT MIN(queue) FROM job_queue
+      UNION ALL
+      SELECT (SELECT MIN(j.queue) FROM job_queue j WHERE j.queue > n.queue)
+        FROM n
+       WHERE n.queue IS NOT NULL)
+    SELECT n.queue,
+           (SELECT COUNT(*)
+              FROM job_queue j INDEXED BY job_queue_finished
+             WHERE j.queue = n.queue AND j.status = 2 AND j.status >= 2
+               AND j.finished_at > strftime('%Y-%m-%d %H:%M:%f', 'now', '-60 seconds'))
+      FROM n
+     WHERE n.queue IS NOT NULL)";
+  // The concurrency limit is NULL until queuectl_queues has a column for it.
+  s.top_queue_settings = R"(
+    SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
+           CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing
+      FROM queuectl_queues
+     WHERE paused_at IS NOT NULL OR strict_groups = 1 OR max_processing IS NOT NULL)";
+  s.top_workers = R"(
+    SELECT locked_by, COUNT(*), SUM(CASE WHEN lock_until < )" QC_NOW R"( THEN 1 ELSE 0 END)
+      FROM job_queue INDEXED BY job_queue_leases
+     WHERE status = 1
+     GROUP BY locked_by
+     ORDER BY 2 DESC, 1
+     LIMIT :limit)";
+  s.top_failures = R"(
+    SELECT id, queue, attempts, )" QC_AGE("finished_at") R"(, substr(last_error, 1, 400)
+      FROM job_queue INDEXED BY job_queue_failed
+     WHERE status = 3 AND finished_at IS NOT NULL
+     ORDER BY finished_at DESC
+     LIMIT :limit)";
+
   // IS is NULL-safe: a row other code claimed without naming a worker is listed too.
   // The leases a filter matches, listed (list_leases) and counted per worker (lease_summary).
   const std::string leases_matching = R"(
