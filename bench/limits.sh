@@ -72,7 +72,7 @@ for batch in $BATCHES; do
     case $b in
       postgresql) url=$PG_URL ;;
       mysql) url=$MYSQL_URL ;;
-      sqlite) url="sqlite://$TMP/queuectl_bench.db" ;;
+      sqlite) url="sqlite://$TMP/queuectl_bench.db"; [[ -e $TMP/queuectl_bench.db ]] || : >"$TMP/queuectl_bench.db" ;;
     esac
     ratios=""
     for ((r = 1; r <= REPEAT; r++)); do
