@@ -20,6 +20,7 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   // "on" or "off": CLI11 has checked it while parsing.
   std::optional<bool> strict;
   if (!o.strict_groups.empty()) strict = o.strict_groups == "on";
+  if (!strict) ctx.access = Access::read;
   AdminRepository admin(ctx.migrated_db());
   if (strict) admin.set_strict_groups(o.queue, *strict);
   const QueueSettings s = admin.settings(o.queue);

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/engine.hpp"
 #include "core/errors.hpp"
 #include "db/dialect.hpp"
 
@@ -113,7 +114,6 @@ Statements make_statements() {
   // consistent reads: InnoDB locks only the outer table's rows in a locking read, so a
   // head that another claimer holds still blocks its followers here (checked on MariaDB
   // 10.11). claim_recheck reads the heads again by primary key once they are locked.
-  s.claim_returns_jobs = false;
   s.claim_pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END
       FROM job_queue j FORCE INDEX (ix_job_queue_claim)
@@ -383,15 +383,30 @@ Statements make_statements() {
   // GET_LOCK is held by the session until RELEASE_LOCK or disconnect: nothing to refresh,
   // only a check that the session still holds it (which also keeps wait_timeout away).
   // All use :key only; acquire returns 1 when taken, 0 when held elsewhere.
-  s.lock_needs_heartbeat = false;
-  s.lock_acquire = "SELECT GET_LOCK(:key, 0)";
-  s.lock_refresh = "";
-  s.lock_check = "SELECT CASE WHEN IS_USED_LOCK(:key) = CONNECTION_ID() THEN 1 ELSE 0 END";
-  s.lock_release = "SELECT RELEASE_LOCK(:key)";
+  s.session_lock.acquire = "SELECT GET_LOCK(:key, 0)";
+  s.session_lock.check = "SELECT CASE WHEN IS_USED_LOCK(:key) = CONNECTION_ID() THEN 1 ELSE 0 END";
+  s.session_lock.release = "SELECT RELEASE_LOCK(:key)";
   // IS_FREE_LOCK checks the name as GET_LOCK does (an error when the server refuses it)
   // without taking it.
-  s.lock_shown_key =
+  s.session_lock.shown_key =
       "SELECT CASE WHEN IS_FREE_LOCK(k) IS NULL THEN NULL ELSE k END FROM (SELECT :key AS k) t";
+  // Lock rows (migration 6), for Galera, where GET_LOCK holds on one node only: the row is
+  // replicated and certified like any write, so two nodes cannot both take it (the loser's
+  // COMMIT fails with 1213, retried, and then finds the row taken). The upsert takes over
+  // an expired row only; each assignment reads the row's old expires_at (the token's is
+  // made first and leaves expires_at alone).
+  s.row_lock.acquire = R"(
+    INSERT INTO queuectl_locks (name, token, expires_at)
+    VALUES (:key, :token, )" QC_NOW_PLUS(":ttl_ms") R"()
+    ON DUPLICATE KEY UPDATE
+       token = IF(expires_at < NOW(6), VALUES(token), token),
+       expires_at = IF(expires_at < NOW(6), VALUES(expires_at), expires_at))";
+  s.row_lock.check = "SELECT COUNT(*) FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.row_lock.refresh = R"(
+    UPDATE queuectl_locks SET expires_at = )" QC_NOW_PLUS(":ttl_ms") R"(
+     WHERE name = :key AND token = :token)";
+  s.row_lock.release = "DELETE FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.row_lock.shown_key = "SELECT :key";
 
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
@@ -444,6 +459,25 @@ class MysqlDialect final : public Dialect {
  public:
   Backend backend() const override { return Backend::mysql; }
   const Statements& sql() const override { return statements_; }
+  bool skip_locked() const override { return true; }
+  bool update_returning() const override { return false; }
+  bool session_locks() const override { return true; }
+  // Galera (wsrep_on): GET_LOCK is local to a node (or refused), so named locks are rows.
+  bool session_locks_cluster_wide(soci::session& session) const override {
+    std::string name, value;
+    soci::statement st =
+        (session.prepare << "SHOW VARIABLES LIKE 'wsrep_on'", soci::into(name), soci::into(value));
+    const bool got = st.execute(true);
+    return !(got && (value == "ON" || value == "1"));
+  }
+  // From the version the server announced in its handshake: no round trip.
+  void check_engine(soci::session& session, bool writes) const override {
+    (void)writes;
+    MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
+    const char* version = mysql_get_server_info(conn);
+    const std::string why = mysql_engine_refusal(version ? version : "");
+    if (!why.empty()) throw UsageError(why);
+  }
 
   void configure_session(soci::session& session) const override {
     // The client library leaves its socket inheritable: a command run by `lock` or `work`
