@@ -118,6 +118,12 @@ claimer() {
     done
   done
 }
+# A lock held through node 3, which is about to be killed: its row cannot be refreshed, so
+# the holder must stop its command and exit 75 before the row can expire (30 s).
+("$QUEUECTL" --db "${URLS[2]}" lock weekly -- sleep 600 >"$work/lock3.log" 2>&1
+ echo "$? $(date +%s.%N)" >"$work/lock3.rc") &
+lock3=$!
+pids+=("$lock3")
 t=$SECONDS
 for ((c = 0; c < CLAIMERS; c++)); do
   claimer "$c" &
@@ -129,6 +135,7 @@ done
 until (($(cat "$work"/acks.* 2>/dev/null | wc -l) >= JOBS / 3)); do sleep 0.5; done
 bash "$root/scripts/test-clusters.sh" kill-node "$cluster" 3
 t_kill=$SECONDS
+t_kill_ns=$(date +%s.%N)
 sleep 3
 bash "$root/scripts/test-clusters.sh" restart-node "$cluster" 3 ||
   fail "node 3 did not rejoin"
@@ -136,6 +143,17 @@ echo "galera: node 3 killed at $((t_kill - t))s into the run, rejoined after $((
 
 for p in "${claimer_pids[@]}"; do wait "$p"; done
 run_s=$((SECONDS - t))
+
+for ((i = 0; i < 400; i++)); do kill -0 "$lock3" 2>/dev/null || break; sleep 0.1; done
+wait "$lock3"
+read -r lock3_rc lock3_at <"$work/lock3.rc"
+lock3_s=$(echo "$lock3_at - $t_kill_ns" | bc -l | xargs printf '%.1f')
+[[ $lock3_rc == 75 ]] || fail "lock through the killed node exited $lock3_rc (want 75): $(tail -2 "$work/lock3.log")"
+# Its last refresh was at most 10 s before the kill, so its row lives at least 20 s after
+# it: the holder must have given up before 30 s.
+(($(echo "$lock3_s < 30" | bc -l))) || fail "lock through the killed node ran on ${lock3_s}s"
+# Its row expires 30 s after the last refresh: then another node takes the lock.
+qc 0 lock weekly --wait 40s -- true || fail "lock weekly could not be taken again through node 1"
 
 # Jobs whose claim committed but whose answer died with node 3 stay processing until their
 # lease ends: the reaper returns them and a last pass does them.
@@ -167,6 +185,7 @@ printf 'galera: %d jobs, %d claimers over 3 nodes (claim %d, ack in one statemen
   "$JOBS" "$CLAIMERS" "$LIMIT" "$run_s"
 printf '  done %d; acked %d distinct; claimed twice %d (after a reap: %s); acked twice %d\n' \
   "$done_jobs" "$acked" "$claimed_twice" "$( ((left > 0)) && echo possible || echo none)" "$acked_twice"
+printf '  lock through the killed node: exit %s, %ss after the kill\n' "$lock3_rc" "$lock3_s"
 printf '  certification failures + brute-force aborts (all nodes): %d; client exits 75 (retried): %d; other than 0/3/75: %s\n' \
   "$cert" "$retries" "${bad_exits:-none}"
 

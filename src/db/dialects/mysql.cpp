@@ -435,6 +435,13 @@ Statements make_statements() {
 // Error numbers (server: mysqld_error.h / MariaDB's; client: errmsg.h).
 constexpr unsigned kLockWaitTimeout = 1205;    // ER_LOCK_WAIT_TIMEOUT
 constexpr unsigned kDeadlock = 1213;           // ER_LOCK_DEADLOCK
+// Galera: a write set that could not be replicated (e.g. "Error while appending streaming
+// replication fragment (provider status: Not connected to Primary Component)", seen on a
+// node leaving or rejoining the cluster): the transaction is gone, as after a deadlock.
+constexpr unsigned kErrorDuringCommit = 1180;  // ER_ERROR_DURING_COMMIT
+// Galera: "WSREP has not yet prepared node for application use": a node outside the
+// Primary Component, not ready for queries; another node (or later) will be.
+constexpr unsigned kNodeNotReady = 1047;       // ER_UNKNOWN_COM_ERROR
 constexpr unsigned kServerShutdown = 1053;     // ER_SERVER_SHUTDOWN
 constexpr unsigned kConnectionKilled = 1927;   // ER_CONNECTION_KILLED (MariaDB)
 constexpr unsigned kClientTimeout = 4031;      // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
@@ -539,7 +546,8 @@ class MysqlDialect final : public Dialect {
 
   bool is_contention(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);
-    return err && (err->err_num_ == kDeadlock || err->err_num_ == kLockWaitTimeout);
+    return err && (err->err_num_ == kDeadlock || err->err_num_ == kLockWaitTimeout ||
+                   err->err_num_ == kErrorDuringCommit);
   }
   bool is_connection_failure(const soci::soci_error& e) const override {
     if (e.get_error_category() == soci::soci_error::connection_error) return true;
@@ -553,6 +561,7 @@ class MysqlDialect final : public Dialect {
       case kServerShutdown:
       case kConnectionKilled:
       case kClientTimeout:
+      case kNodeNotReady:
         return true;
       default:
         return false;
