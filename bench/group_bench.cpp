@@ -839,7 +839,7 @@ int main(int argc, char** argv) {
     if (o.print_claim_sql) {
       const auto dialect = make_dialect(url.backend);
       const Statements& s = dialect->sql();
-      std::cout << (s.claim_returns_jobs ? s.claim : s.claim_pick) << "\n";
+      std::cout << (dialect->update_returning() ? s.claim : s.claim_pick) << "\n";
       return 0;
     }
     const std::string name = database_name(url);

@@ -67,7 +67,7 @@ Output run_claim(Context& ctx, const ClaimOptions& o) {
     // on this connection, PostgreSQL); every backend also claims again on a timer that
     // grows from 50ms to 1s, for jobs that become due by their run_at.
     const Clock::time_point deadline = Clock::now() + wait.chrono();
-    const bool listening = !db.sql().listen.empty();
+    const bool listening = db.dialect().listen_notify();
     if (listening) {
       db.session() << db.sql().listen;
       jobs = repo.claim(r);  // a job announced before the LISTEN took effect is not missed

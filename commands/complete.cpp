@@ -53,7 +53,7 @@ std::vector<std::string> queue_candidates(Context& ctx, Which which) {
   std::vector<std::pair<std::string, bool>> named;
   {
     Deadline deadline(kDeadlineMs);
-    Database db(ctx.url().with_connect_timeout(1));
+    Database db(ctx.url().with_connect_timeout(1), CreateFile::no, Access::read);
     db.max_attempts = 1;
     db.dialect().set_lock_wait(db.session(), std::chrono::milliseconds(500));
     Migrator(db).require_current();

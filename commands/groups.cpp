@@ -22,6 +22,7 @@ Output run_groups(Context& ctx, const GroupsOptions& o) {
   validate_queue_name(o.queue);
   validate_positive(o.limit, "--limit");
   if (o.limit > 100000) throw UsageError("--limit " + std::to_string(o.limit) + " is over 100000");
+  ctx.access = Access::read;
   Database& db = ctx.migrated_db();
   GroupFilter f;
   f.queue = o.queue;

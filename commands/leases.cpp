@@ -101,6 +101,7 @@ Output run_leases(Context& ctx, const LeasesOptions& o) {
   }
   validate_positive(o.limit, "--limit");
   f.limit = o.limit;
+  ctx.access = Access::read;
   Database& db = ctx.migrated_db();
   LeaseRepository repo(db);
   auto leases = repo.leases(f);

@@ -37,6 +37,7 @@ Output run_list(Context& ctx, const ListOptions& o) {
   const std::string& from = o.newest_first ? o.before : o.after;
   f.after = from.empty() || from == "0" ? 0 : parse_job_id(from);
   f.newest_first = o.newest_first;
+  ctx.access = Access::read;
   JobRepository repo(ctx.migrated_db());
   auto jobs = repo.list(f);
   if (static_cast<int>(jobs.size()) == f.limit)

@@ -34,8 +34,9 @@ void validate_lock_name(const std::string& name) {
 }
 
 // How an application takes the lock whose key --print-key prints.
-const char* taken_with(Backend backend) {
-  switch (backend) {
+const char* taken_with(Database& db) {
+  if (db.named_lock_kind() == NamedLockKind::row) return "a queuectl_locks row named key";
+  switch (db.url().backend) {
     case Backend::postgresql:
       return "pg_try_advisory_lock(key)";
     case Backend::mysql:
@@ -49,10 +50,11 @@ const char* taken_with(Backend backend) {
 // --print-key: what the database locks for NAME, without taking it, for an application
 // that takes the same lock with its own SQL.
 Output key_view(Context& ctx, const std::string& name) {
+  ctx.access = Access::read;
   Database& db = ctx.db();
   const std::string key = NamedLock::shown_key(db, name);
   Output out;
-  out.document = {{"name", name}, {"key", key}, {"taken_with", taken_with(db.url().backend)}};
+  out.document = {{"name", name}, {"key", key}, {"taken_with", taken_with(db)}};
   out.lines.push_back(key);
   return out;
 }
@@ -92,10 +94,12 @@ int run_lock(Context& ctx, const LockOptions& o) {
   // Should the lock be lost while CMD runs (the server session dropped, or a SQLite row
   // that could not be refreshed expired), CMD is stopped: it no longer runs alone.
   int code = run_forwarding_signals(o.command, [&] { return lock->held(); });
+  // Exit 75: the lock is gone (the server's session with it, or a failover took the
+  // primary that held it), so another host may take it now; running again later is right.
   if (!lock->held())
-    throw Error("lost the named lock '" + o.name + "' while the command ran (connection to " +
-                db->url().redacted() + " lost?); the command was stopped, exit code " +
-                std::to_string(code));
+    throw TemporaryError("lost the named lock '" + o.name +
+                         "' while the command ran (connection to " + db->url().redacted() +
+                         " lost?); the command was stopped, exit code " + std::to_string(code));
   return code;
 }
 
@@ -123,8 +127,8 @@ void setup_lock(CLI::App& app, Context& ctx) {
       "The command's exit code becomes queuectl's; exit 5 when the lock is busy, or the\n"
       "code given with -E (choose one the command never exits with).\n"
       "Signals sent to queuectl are passed on to the command, and the command is killed if\n"
-      "queuectl dies. If the lock is lost while it runs (the database connection dropped),\n"
-      "the command is stopped and queuectl exits 1.\n"
+      "queuectl dies. If the lock is lost while it runs (the database connection dropped,\n"
+      "a failover), the command is stopped and queuectl exits 75.\n"
       "Examples:\n"
       "  queuectl lock nightly-report -- ./make-report.sh --month 2026-11\n"
       "  queuectl lock billing --wait 5m -- php artisan billing:run\n"

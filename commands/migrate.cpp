@@ -27,6 +27,7 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
     return out;
   }
   // Only applying creates an SQLite file; --status reads.
+  if (o.status) ctx.access = Access::read;
   Migrator migrator(ctx.db(o.status ? CreateFile::no : CreateFile::yes));
   if (o.status) return migrations_view(migrator.status(), false);
   auto applied = migrator.apply();

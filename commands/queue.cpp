@@ -62,6 +62,8 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   std::optional<int> limit;
   if (set_limit) limit = parse_limit(o.max_processing);
 
+  // Only showing the settings is a read: it may run on a standby.
+  if (!strict && !set_dead_letter && !set_limit) ctx.access = Access::read;
   AdminRepository admin(ctx.migrated_db());
   std::vector<std::string> changed;
   if (set_dead_letter) {

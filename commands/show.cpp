@@ -21,6 +21,7 @@ void setup_show(CLI::App& app, Context& ctx) {
       "  queuectl show 42 -o json");
   sub->callback([&ctx, id] {
     std::int64_t job_id = parse_job_id(*id);
+    ctx.access = Access::read;
     JobRepository repo(ctx.migrated_db());
     const Job job = repo.get(job_id);
     ctx.print(job_view(job, repo.now()));

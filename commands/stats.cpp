@@ -121,6 +121,7 @@ void setup_stats(CLI::App& app, Context& ctx) {
       validate_queue_name(q);
       if (std::find(unique.begin(), unique.end(), q) == unique.end()) unique.push_back(q);
     }
+    ctx.access = Access::read;
     auto stats = JobRepository(ctx.migrated_db()).stats(unique);
     Output out = stats_view(stats);
     out.prometheus = prometheus_text(stats);

@@ -15,6 +15,9 @@ PACKAGES=(
   libsqlite3-dev libpq-dev libmariadb-dev libmariadb-dev-compat libutf8proc-dev
   # databases (servers are only started by scripts/test-servers.sh, never as services)
   sqlite3 postgresql-15 postgresql-client-15 mariadb-server mariadb-client
+  # the cluster suites (scripts/test-clusters.sh): Galera and its rsync state transfer,
+  # jq and bc for their ledgers
+  galera-4 rsync jq bc
   # shell completion tests, process tools, `script` (a terminal for the progress tests)
   bash-completion zsh fish procps bsdutils
   # a real terminal of a fixed size for the full-screen `top` test (tests/top)

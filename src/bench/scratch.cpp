@@ -189,7 +189,6 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   auto r = [&](const std::string& sql) { return rename_tables(sql, t); };
   Statements s;
   s.job_columns = r(real.job_columns);
-  s.claim_returns_jobs = real.claim_returns_jobs;
   s.claim_in_transaction = real.claim_in_transaction;
   s.claim = r(real.claim);
   s.claim_pick = r(real.claim_pick);

@@ -20,7 +20,7 @@ Database& Context::db(CreateFile create) {
     // -q silences diagnostics, a PostgreSQL server's notices among them. Set before the
     // first connection: connections deliver notices on their own threads.
     if (options.quiet) set_server_notice_log([](const std::string&) {});
-    db_ = std::make_unique<Database>(url(), create);
+    db_ = std::make_unique<Database>(url(), create, access);
   }
   return *db_;
 }

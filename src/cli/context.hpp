@@ -30,6 +30,9 @@ class Context {
   // Set by the commands that have a Prometheus view (stats); any other command refuses
   // -o prometheus before it opens the database, so that nothing is written.
   bool prometheus_view = false;
+  // Set to read by the commands that only read (list, show, stats, ...), before they open
+  // the database: they may run on a standby, which a command that writes refuses.
+  Access access = Access::write;
 
   // The -o format, parsed.
   Format format() const { return parse_format(options.format); }

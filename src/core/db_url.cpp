@@ -50,6 +50,29 @@ std::string quoted(const std::string& v) {
   return out + "'";
 }
 
+// One host[:port] or [v6]:port of the host part.
+void parse_host_port(std::string_view hostport, std::string& host, int& port) {
+  if (!hostport.empty() && hostport.front() == '[') {  // [::1]:5432
+    auto close = hostport.find(']');
+    if (close == std::string_view::npos) throw bad_url("unclosed '[' in host");
+    host = std::string(hostport.substr(1, close - 1));
+    hostport = hostport.substr(close + 1);
+    if (!hostport.empty() && hostport.front() != ':') throw bad_url("junk after host");
+  } else {
+    auto colon = hostport.find(':');
+    host = std::string(hostport.substr(0, colon));
+    hostport = colon == std::string_view::npos ? std::string_view() : hostport.substr(colon);
+  }
+  if (!hostport.empty()) {
+    std::string_view digits = hostport.substr(1);
+    if (digits.empty() || digits.size() > 5) throw bad_url("bad port");
+    for (char c : digits)
+      if (!std::isdigit(static_cast<unsigned char>(c))) throw bad_url("port is not a number");
+    port = std::stoi(std::string(digits));
+    if (port < 1 || port > 65535) throw bad_url("port out of range");
+  }
+}
+
 void parse_server_url(std::string_view rest, DbUrl& url) {
   // rest: [user[:pass]@]host[:port][/db][?k=v&k=v]. The userinfo ends at the last '@', so
   // that a password with an unescaped '/' or '?' is never mistaken for a path or query.
@@ -73,26 +96,29 @@ void parse_server_url(std::string_view rest, DbUrl& url) {
     path = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
-  std::string_view hostport = rest;
-  if (!hostport.empty() && hostport.front() == '[') {  // [::1]:5432
-    auto close = hostport.find(']');
-    if (close == std::string_view::npos) throw bad_url("unclosed '[' in host");
-    url.host = std::string(hostport.substr(1, close - 1));
-    hostport = hostport.substr(close + 1);
-    if (!hostport.empty() && hostport.front() != ':') throw bad_url("junk after host");
-  } else {
-    auto colon = hostport.find(':');
-    url.host = std::string(hostport.substr(0, colon));
-    hostport = colon == std::string_view::npos ? std::string_view() : hostport.substr(colon);
+  // Several hosts, comma-separated, each with its own port or none (PostgreSQL: libpq tries
+  // them in turn, as target_session_attrs asks).
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(rest.find(',', start), rest.size());
+    std::string host;
+    int port = 0;
+    parse_host_port(rest.substr(start, comma - start), host, port);
+    url.hosts.emplace_back(host, port);
+    if (comma == rest.size()) break;
+    start = comma + 1;
   }
-  if (!hostport.empty()) {
-    std::string_view port = hostport.substr(1);
-    if (port.empty() || port.size() > 5) throw bad_url("bad port");
-    for (char c : port)
-      if (!std::isdigit(static_cast<unsigned char>(c))) throw bad_url("port is not a number");
-    url.port = std::stoi(std::string(port));
-    if (url.port < 1 || url.port > 65535) throw bad_url("port out of range");
+  if (url.hosts.size() > 1) {
+    if (url.backend != Backend::postgresql)
+      throw bad_url("several hosts are for postgresql:// URLs (libpq) only");
+    for (const auto& [host, port] : url.hosts) {
+      (void)port;
+      if (host.empty()) throw bad_url("empty host in the host list");
+    }
   }
+  url.host = url.hosts.front().first;
+  url.port = url.hosts.front().second;
+  if (url.hosts.size() == 1) url.hosts.clear();
   url.database = percent_decode(path);
   if (url.database.find('/') != std::string::npos) throw bad_url("database name contains '/'");
   while (!query.empty()) {
@@ -307,8 +333,15 @@ std::string DbUrl::redacted() const {
   std::string scheme = original.substr(0, scheme_end);
   std::string out = scheme + "://";
   if (!user.empty()) out += user + (password ? ":***" : "") + "@";
-  out += host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  if (port) out += ":" + std::to_string(port);
+  auto add_host = [&](const std::string& h, int p) {
+    out += h.find(':') != std::string::npos ? "[" + h + "]" : h;
+    if (p) out += ":" + std::to_string(p);
+  };
+  if (hosts.empty()) add_host(host, port);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (i) out += ",";
+    add_host(hosts[i].first, hosts[i].second);
+  }
   out += "/" + database;
   char sep = '?';
   for (const auto& [k, v] : params) {
@@ -358,8 +391,19 @@ std::string DbUrl::soci_connect_string() const {
       return "db=\"" + database + "\" timeout=10" +
              (sqlite_read_only() ? std::string(" readonly=1") : std::string());
     case Backend::postgresql:
-      if (!host.empty()) add("host", host);
-      if (port) add("port", std::to_string(port));
+      if (!hosts.empty()) {
+        // libpq's lists: a port per host, empty for the default one.
+        std::string host_list, port_list;
+        for (std::size_t i = 0; i < hosts.size(); ++i) {
+          host_list += (i ? "," : "") + hosts[i].first;
+          port_list += (i ? "," : "") + (hosts[i].second ? std::to_string(hosts[i].second) : "");
+        }
+        add("host", host_list);
+        add("port", port_list);
+      } else {
+        if (!host.empty()) add("host", host);
+        if (port) add("port", std::to_string(port));
+      }
       add("dbname", database);
       if (!user.empty()) add("user", user);
       if (password) add("password", *password);

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace queuectl {
 
@@ -18,8 +20,11 @@ struct DbUrl {
   Backend backend = Backend::sqlite;
   std::string user;
   std::optional<std::string> password;
-  std::string host;
+  std::string host;  // the first host and its port (0: the default)
   int port = 0;
+  // Every host and port of a multi-host URL (postgresql://u@h1:5432,h2:5432/db), in order;
+  // empty when the URL names one host.
+  std::vector<std::pair<std::string, int>> hosts;
   std::string database;  // for SQLite: the file path or ":memory:"
   std::map<std::string, std::string> params;
   std::string original;

@@ -50,7 +50,7 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
     // Changed is what the write itself reports; a job that someone else changed meanwhile
     // (a worker claimed it, another retry ran first) is not among them.
     std::vector<long long> changed =
-        write_ids(db_.session(), write, bound, [&](soci::statement& st) {
+        write_ids(db_, write, bound, [&](soci::statement& st) {
           if (add_uses) add_uses(st);
         });
     std::sort(changed.begin(), changed.end());

@@ -1,6 +1,7 @@
 #include "db/database.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -74,14 +75,17 @@ void check_sqlite_file(const DbUrl& url, CreateFile create) {
 
 }  // namespace
 
-Database::Database(const DbUrl& url, CreateFile create)
+Database::Database(const DbUrl& url, CreateFile create, Access access)
     : url_(url), dialect_(make_dialect(url.backend)) {
   if (url.backend == Backend::sqlite) check_sqlite_file(url, create);
   bool opened = false;
   try {
     session_.open(factory_for(url.backend), url.soci_connect_string());
     opened = true;
+    dialect_->check_engine(session_, access == Access::write);
     dialect_->configure_session(session_);
+  } catch (const UsageError& e) {
+    throw UsageError("cannot use " + url.redacted() + ": " + e.what());
   } catch (const soci::soci_error& e) {
     const std::string what = "cannot connect to " + url.redacted() + ": " + error_text(e);
     if (dialect_->is_contention(e))
@@ -101,6 +105,26 @@ Database::Database(const DbUrl& url, CreateFile create)
 
 Database::Database(const DbUrl& url, Statements statements) : Database(url) {
   statements_ = std::move(statements);
+}
+
+NamedLockKind Database::named_lock_kind() {
+  if (lock_kind_) return *lock_kind_;
+  const char* forced = std::getenv("QUEUECTL_NAMED_LOCKS");
+  const std::string force = forced ? forced : "";
+  if (!force.empty() && force != "row" && force != "auto")
+    throw UsageError("QUEUECTL_NAMED_LOCKS must be row or auto, not '" + force + "'");
+  NamedLockKind kind = NamedLockKind::row;
+  if (dialect_->session_locks() && force != "row") {
+    bool cluster_wide = true;
+    retrying([&] { cluster_wide = dialect_->session_locks_cluster_wide(session_); });
+    if (cluster_wide) kind = NamedLockKind::session;
+  }
+  lock_kind_ = kind;
+  return kind;
+}
+
+const NamedLockStatements& Database::lock_sql() {
+  return named_lock_kind() == NamedLockKind::session ? sql().session_lock : sql().row_lock;
 }
 
 std::string Database::access_hint() const {
@@ -129,8 +153,28 @@ std::string driver_reason(const std::string& message) {
   return text;
 }
 
+// libpq's reason for each host of a multi-host URL that it tried and passed over, on one
+// line ("...port 5432 failed: Connection refused; ...port 5433 failed: session is
+// read-only"); empty when it names fewer than two.
+static std::string each_host_reason(const std::string& message) {
+  std::string hosts;
+  int count = 0;
+  for (std::size_t at = 0; at < message.size();) {
+    const std::size_t nl = std::min(message.find('\n', at), message.size());
+    const std::string line = first_line(message.substr(at, nl - at));
+    if (line.rfind("connection to server", 0) == 0) {
+      hosts += (count++ ? "; " : "") + line;
+    }
+    at = nl + 1;
+  }
+  return count > 1 ? hosts : std::string();
+}
+
 std::string Database::error_text(const soci::soci_error& e) const {
   std::string text = driver_reason(e.get_error_message());
+  if (url_.hosts.size() > 1) {
+    if (std::string each = each_host_reason(e.get_error_message()); !each.empty()) text = each;
+  }
   // No driver is known to echo a password, but never risk it. (A password equal to the
   // user name is shown anyway, as the user, in every redacted URL.)
   if (url_.password && !url_.password->empty() && *url_.password != url_.user) {

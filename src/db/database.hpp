@@ -17,6 +17,13 @@ namespace queuectl {
 // create one: any other command on a mistyped path must not leave an empty file behind.
 enum class CreateFile { no, yes };
 
+// Whether a command writes: a command that writes refuses a read-only server (a PostgreSQL
+// standby) at connect; a read-only one may run on a standby (which can lag the primary).
+enum class Access { read, write };
+
+// How named locks are held on this connection (Statements::session_lock, row_lock).
+enum class NamedLockKind { session, row };
+
 class Database {
  public:
   // Connects. Throws TemporaryError (exit 75) naming the redacted URL and the driver's
@@ -26,7 +33,11 @@ class Database {
   // An SQLite file that does not exist is Error (exit 1: run `queuectl migrate`) unless
   // `create` is yes and the URL has no ?mode=; then its folder must exist (UsageError, exit
   // 2, naming it), except the embedded default's, which is created.
-  explicit Database(const DbUrl& url, CreateFile create = CreateFile::no);
+  // After connecting, the dialect's engine checks run (Dialect::check_engine): an engine
+  // or version queuectl cannot run on safely, or a standby when `access` is write, is a
+  // UsageError (exit 2).
+  explicit Database(const DbUrl& url, CreateFile create = CreateFile::no,
+                    Access access = Access::write);
   // Connects as above, but runs `statements` instead of the dialect's own: how `bench`
   // points queuectl's claim and ack at a scratch copy of the schema (src/bench/scratch.hpp).
   Database(const DbUrl& url, Statements statements);
@@ -35,6 +46,15 @@ class Database {
   const Dialect& dialect() const { return *dialect_; }
   const Statements& sql() const { return statements_ ? *statements_ : dialect_->sql(); }
   const DbUrl& url() const { return url_; }
+
+  // The kind of named lock this connection takes: lock rows where the backend has no
+  // session locks, where they do not hold cluster-wide (Galera, asked once), or when
+  // QUEUECTL_NAMED_LOCKS=row forces them (to test that path on plain servers); session
+  // locks otherwise. QUEUECTL_NAMED_LOCKS other than "row", "auto" or empty is a
+  // UsageError.
+  NamedLockKind named_lock_kind();
+  // The statements of that kind.
+  const NamedLockStatements& lock_sql();
 
   // Runs `work` in one write transaction, committing at the end. Contention
   // (deadlock, lock-wait timeout, serialization failure, SQLite BUSY) rolls back and
@@ -69,6 +89,7 @@ class Database {
   DbUrl url_;
   std::unique_ptr<Dialect> dialect_;
   std::optional<Statements> statements_;  // set: used instead of dialect_->sql()
+  std::optional<NamedLockKind> lock_kind_;
   soci::session session_;
 };
 

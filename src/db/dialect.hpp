@@ -24,14 +24,24 @@ namespace queuectl {
 
 // A write guarded by a condition (the token still holds the lease, the status allows the
 // change) that reports what it changed from the write itself, never from a read before or
-// after, which would see other sessions' changes as its own. With `pick` empty, `write`
-// returns the changed rows (UPDATE ... RETURNING: PostgreSQL, SQLite). Otherwise (MySQL,
-// MariaDB) `pick` locks and returns the ids of the rows the guard admits (SELECT ... FOR
-// UPDATE, binding what `write` binds for its guard), and `write` then changes exactly
-// those, in the same transaction: the locks keep every other session off them in between.
+// after, which would see other sessions' changes as its own. Where the dialect has
+// update_returning(), `write` returns the changed rows (UPDATE ... RETURNING: PostgreSQL,
+// SQLite) and `pick` is not used. Otherwise (MySQL, MariaDB) `pick` locks and returns the
+// ids of the rows the guard admits (SELECT ... FOR UPDATE, binding what `write` binds for
+// its guard), and `write` then changes exactly those, in the same transaction: the locks
+// keep every other session off them in between.
 struct GuardedWrite {
   std::string write;
   std::string pick;
+};
+
+// The statements of one kind of named lock (see Statements::session_lock and row_lock).
+struct NamedLockStatements {
+  std::string acquire;
+  std::string refresh;
+  std::string check;
+  std::string release;
+  std::string shown_key;
 };
 
 struct Statements {
@@ -49,8 +59,8 @@ struct Statements {
   std::string job_by_dedupe_key;   // :queue :dedupe_key
   std::string jobs_by_ids;         // {ids}
 
-  // Claim. With claim_returns_jobs, `claim` is one statement returning the claimed jobs
-  // (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` locks and returns
+  // Claim. Where the dialect has update_returning(), `claim` is one statement returning the
+  // claimed jobs (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` locks and returns
   // (id, 1 when the job has a group key, the queue's max_processing or NULL) rows (:queue
   // :limit) inside a transaction; when any is grouped, `claim_recheck` ({ids}) returns
   // those still their group's head, read afresh after the locks were taken; when the queue
@@ -61,7 +71,6 @@ struct Statements {
   // head (no job of its group processing, no older one ready, no older one failed in a
   // strict queue), so a claim takes at most one job of a group, and a queue never has
   // more than max_processing jobs processing.
-  bool claim_returns_jobs = true;
   std::string claim;
   std::string claim_pick;
   std::string claim_recheck;
@@ -183,23 +192,25 @@ struct Statements {
   std::string named_queues;
 
   // Named locks, under the key Dialect::lock_key gives, which is what an application's own
-  // SQL uses for the same lock (README: "Sharing the table with your own SQL"). Server
-  // backends hold them on the session (lock_acquire returns 1 when taken: :key :token
-  // :ttl_ms); SQLite keeps a row in queuectl_locks that expires unless lock_refresh (:key
-  // :token :ttl_ms) keeps it alive. lock_release (:key :token). lock_check (servers; :key)
-  // returns 1 while this session still holds the lock: the holder runs it every few
-  // seconds, which also keeps an idle connection alive. lock_shown_key (:key) -> what the
-  // server locks, as text (PostgreSQL: the bigint; MySQL: the name, checked by the server
-  // without taking it), for `lock --print-key`.
-  bool lock_needs_heartbeat = false;
-  std::string lock_acquire;
-  std::string lock_refresh;
-  std::string lock_check;
-  std::string lock_release;
-  std::string lock_shown_key;
+  // SQL uses for the same lock (README: "Sharing the table with your own SQL"), in one of
+  // two kinds (Database::named_lock_kind chooses):
+  // - session_lock, where the dialect has session_locks(): held by the session (advisory
+  //   lock, GET_LOCK) until released or disconnected. acquire (:key) returns 1 when taken;
+  //   check (:key) returns 1 while this session still holds it: the holder runs it every
+  //   few seconds, which also keeps an idle connection alive. refresh is not used.
+  // - row_lock: a row in queuectl_locks that expires unless refresh (:key :token :ttl_ms)
+  //   keeps it alive (its affected rows: 1 while ours). acquire (:key :token :ttl_ms)
+  //   inserts it, or takes it over once expired; check (:key :token) then returns 1 when
+  //   the row is ours. On every backend: the only kind SQLite has, the one Galera needs
+  //   (GET_LOCK holds on one node only), and what QUEUECTL_NAMED_LOCKS=row forces.
+  // release (:key, and :token for rows) gives it back. shown_key (:key) -> what the server
+  // locks, as text (PostgreSQL: the bigint; MySQL: the name, checked by the server without
+  // taking it; rows: the name), for `lock --print-key`.
+  NamedLockStatements session_lock;
+  NamedLockStatements row_lock;
 
-  // Wake-ups for idle workers, where the backend can push them (PostgreSQL: LISTEN on the
-  // channel the 002_notify triggers NOTIFY, with the queue name as payload). Empty: none,
+  // Wake-ups for idle workers, where the dialect has listen_notify() (PostgreSQL: LISTEN on
+  // the channel the 002_notify triggers NOTIFY, with the queue name as payload). Elsewhere
   // workers only poll.
   std::string listen;
 
@@ -207,10 +218,11 @@ struct Statements {
   std::string applied_migrations;  // -> version, name, applied_at
   std::string record_migration;    // :version :name
   std::string migration_applied;   // :version -> 1 when recorded (0 rows otherwise)
-  // Two `migrate` runs at once take turns: migrate_lock (:key) waits for the database's
-  // named lock (bounded by the session's lock wait) and returns 1 once held; migrate_unlock
-  // (:key) gives it back. Empty on SQLite, where each migration's BEGIN IMMEDIATE already
-  // serializes them and migration_applied, read inside it, skips one applied meanwhile.
+  // Two `migrate` runs at once take turns, where the dialect has session_locks():
+  // migrate_lock (:key) waits for the database's named lock (bounded by the session's lock
+  // wait) and returns 1 once held; migrate_unlock (:key) gives it back. (On SQLite each
+  // migration's BEGIN IMMEDIATE already serializes them and migration_applied, read inside
+  // it, skips one applied meanwhile.)
   std::string migrate_lock;
   std::string migrate_unlock;
   // The columns of a table (:name) -> column name, its type as the catalog names it (lower
@@ -229,6 +241,35 @@ class Dialect {
 
   virtual Backend backend() const = 0;
   virtual const Statements& sql() const = 0;
+
+  // Capabilities: what the backend can do, asked by name. A new backend or engine profile
+  // is a dialect file that answers these, and one line in make_dialect.
+  //
+  // SELECT ... FOR UPDATE SKIP LOCKED: claimers pass over each other's rows. (SQLite has no
+  // row locks: its write lock serializes claims.)
+  virtual bool skip_locked() const = 0;
+  // UPDATE ... RETURNING: a guarded write and the claim report what they changed in one
+  // statement; without it they pick and lock the rows first (GuardedWrite::pick).
+  virtual bool update_returning() const = 0;
+  // Named locks held by the session (advisory locks, GET_LOCK): Statements::session_lock,
+  // migrate_lock. Without them, named locks are lock rows.
+  virtual bool session_locks() const = 0;
+  // The server pushes notifications (LISTEN/NOTIFY): Statements::listen.
+  virtual bool listen_notify() const { return false; }
+  // Whether the session locks of this server hold across its whole cluster; asked once per
+  // connection that takes a named lock. MariaDB Galera: no (GET_LOCK holds on one node, or
+  // is refused), so named locks use lock rows there.
+  virtual bool session_locks_cluster_wide(soci::session& session) const {
+    (void)session;
+    return true;
+  }
+  // Engine checks, run once after connecting: throws UsageError (exit 2, one line) for a
+  // server queuectl cannot run on safely (an engine without the semantics it needs, a
+  // version too old), and for a read-only server (a PostgreSQL standby) when `writes`.
+  virtual void check_engine(soci::session& session, bool writes) const {
+    (void)session;
+    (void)writes;
+  }
 
   // Run once after connecting (time zone, isolation level, pragmas, and the lock wait of
   // kLockWait).

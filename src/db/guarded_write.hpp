@@ -10,7 +10,7 @@
 #include <soci/soci.h>
 
 #include "core/job.hpp"
-#include "db/dialect.hpp"
+#include "db/database.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -18,13 +18,15 @@ namespace queuectl {
 // Runs a "{ids}" guarded write over `ids` and returns the ids it changed. `add_uses`
 // adds the binds besides the ids (the pick and the write bind the same ones).
 template <typename AddUses>
-std::vector<long long> write_ids(soci::session& session, const GuardedWrite& w,
-                                 std::vector<long long>& ids, AddUses add_uses) {
+std::vector<long long> write_ids(Database& db, const GuardedWrite& w, std::vector<long long>& ids,
+                                 AddUses add_uses) {
+  soci::session& session = db.session();
   auto binds = [&](soci::statement& st) {
     bind_ids(st, ids);
     add_uses(st);
   };
-  if (w.pick.empty()) return fetch_ids(session, expand_ids(w.write, ids.size()), binds);
+  if (db.dialect().update_returning())
+    return fetch_ids(session, expand_ids(w.write, ids.size()), binds);
   std::vector<long long> locked = fetch_ids(session, expand_ids(w.pick, ids.size()), binds);
   if (locked.empty()) return locked;
   soci::statement st(session);
@@ -39,15 +41,16 @@ std::vector<long long> write_ids(soci::session& session, const GuardedWrite& w,
 // nothing when the guard refused (the token no longer holds it, or no such job). The pick
 // binds :id and :token; the write binds them and what `add_uses` adds.
 template <typename AddUses>
-std::optional<Job> write_job(soci::session& session, const Statements& q, const GuardedWrite& w,
-                             long long& id, std::string& token, AddUses add_uses) {
+std::optional<Job> write_job(Database& db, const GuardedWrite& w, long long& id, std::string& token,
+                             AddUses add_uses) {
+  soci::session& session = db.session();
   auto write_binds = [&](soci::statement& st) {
     add_uses(st);
     st.exchange(soci::use(id, "id"));
     st.exchange(soci::use(token, "token"));
   };
   std::vector<Job> jobs;
-  if (w.pick.empty()) {
+  if (db.dialect().update_returning()) {
     jobs = fetch_jobs(session, w.write, write_binds);
   } else {
     auto held = fetch_ids(session, w.pick, [&](soci::statement& st) {
@@ -60,7 +63,7 @@ std::optional<Job> write_job(soci::session& session, const Statements& q, const 
     prepare_once(st, w.write);
     st.execute(true);
     // Read under the row lock this transaction holds: exactly what the write left.
-    jobs = fetch_jobs(session, q.job_by_id,
+    jobs = fetch_jobs(session, db.sql().job_by_id,
                       [&](soci::statement& x) { x.exchange(soci::use(id, "id")); });
   }
   if (jobs.empty()) return std::nullopt;

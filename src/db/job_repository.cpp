@@ -163,8 +163,8 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
   auto work = [&] {
-    jobs = db_.sql().claim_returns_jobs ? claim_returning(request, token)
-                                        : claim_pick_then_mark(request, token);
+    jobs = db_.dialect().update_returning() ? claim_returning(request, token)
+                                            : claim_pick_then_mark(request, token);
   };
   if (db_.sql().claim_in_transaction)
     db_.transaction(work);
@@ -216,7 +216,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   }
   // The heads were read before their locks were taken: read them again, now that no
   // other claimer can take them, and keep only those still at the head of their group.
-  if (any_grouped && !q.claim_recheck.empty()) {
+  if (any_grouped) {
     std::vector<long long> bound = picked;
     auto heads = fetch_ids(s, expand_ids(q.claim_recheck, bound.size()),
                            [&](soci::statement& st) { bind_ids(st, bound); });
@@ -294,7 +294,7 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
                                                          all_ids.size(), start + kBulkRows)));
         std::string token = token_text;
         std::vector<long long> acked = write_ids(
-            s, q.ack_ids, ids, [&](soci::statement& st) { st.exchange(use(token, "token")); });
+            db_, q.ack_ids, ids, [&](soci::statement& st) { st.exchange(use(token, "token")); });
         std::sort(acked.begin(), acked.end());
         for (long long id : ids)
           if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
@@ -324,20 +324,19 @@ Job JobRepository::fail(const FailRequest& r) {
     long long id = r.id;
     std::string token = r.token, error = r.error;
     if (r.permanent) {
-      job = write_job(db_.session(), db_.sql(), db_.sql().fail_final, id, token,
+      job = write_job(db_, db_.sql().fail_final, id, token,
                       [&](soci::statement& st) { st.exchange(use(error, "error")); });
       return;
     }
     long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
     long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
     double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
-    job = write_job(db_.session(), db_.sql(), db_.sql().fail_retry, id, token,
-                    [&](soci::statement& st) {
-                      st.exchange(use(error, "error"));
-                      st.exchange(use(base_ms, "base_ms"));
-                      st.exchange(use(cap_ms, "cap_ms"));
-                      st.exchange(use(jitter, "jitter"));
-                    });
+    job = write_job(db_, db_.sql().fail_retry, id, token, [&](soci::statement& st) {
+      st.exchange(use(error, "error"));
+      st.exchange(use(base_ms, "base_ms"));
+      st.exchange(use(cap_ms, "cap_ms"));
+      st.exchange(use(jitter, "jitter"));
+    });
   });
   if (!job) throw_lease_lost(r.id);
   // A job that gave up may have moved to its queue's dead-letter queue in the same
@@ -354,7 +353,7 @@ Job JobRepository::extend(std::int64_t id, const std::string& token, Duration le
   db_.transaction([&] {
     long long bound_id = id, lease_ms = lease.ms();
     std::string tok = token;
-    job = write_job(db_.session(), db_.sql(), db_.sql().extend, bound_id, tok,
+    job = write_job(db_, db_.sql().extend, bound_id, tok,
                     [&](soci::statement& st) { st.exchange(use(lease_ms, "lease_ms")); });
   });
   if (!job) throw_lease_lost(id, " (an expired lease cannot be extended)");
@@ -366,8 +365,7 @@ Job JobRepository::release(std::int64_t id, const std::string& token) {
   db_.transaction([&] {
     long long bound_id = id;
     std::string tok = token;
-    job = write_job(db_.session(), db_.sql(), db_.sql().release, bound_id, tok,
-                    [](soci::statement&) {});
+    job = write_job(db_, db_.sql().release, bound_id, tok, [](soci::statement&) {});
   });
   if (!job) throw_lease_lost(id);
   return *job;

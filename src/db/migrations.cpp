@@ -119,7 +119,7 @@ namespace {
 class MigrationLock {
  public:
   explicit MigrationLock(Database& db) : db_(db), key_(db.dialect().lock_key(kName)) {
-    if (db_.sql().migrate_lock.empty()) return;
+    if (!db_.dialect().session_locks()) return;
     long long got = 0;
     try {
       db_.session() << db_.sql().migrate_lock, soci::into(got), soci::use(key_, "key");

@@ -19,16 +19,16 @@ void bind_present(soci::statement& st, const std::string& sql, const char* name,
   if (sql.find(std::string(":") + name) != std::string::npos) st.exchange(soci::use(value, name));
 }
 
-// Runs a lock statement; returns its single integer result, or its affected rows when it
-// returns nothing.
+// Runs a lock statement; returns its single integer result (Result::value), or the rows it
+// changed (Result::affected).
+enum class Result { value, affected };
 long long run_lock_statement(Database& db, const std::string& sql, std::string key,
-                             std::string token) {
+                             std::string token, Result result) {
   long long ttl_ms = NamedLock::kRowTtl.ms();
   long long value = 0;
   soci::indicator ind = soci::i_null;
-  bool returns_row = !db.sql().lock_needs_heartbeat;  // row locks report affected rows
   soci::statement st(db.session());
-  if (returns_row) st.exchange(soci::into(value, ind));
+  if (result == Result::value) st.exchange(soci::into(value, ind));
   bind_present(st, sql, "key", key);
   bind_present(st, sql, "token", token);
   bind_present(st, sql, "ttl_ms", ttl_ms);
@@ -36,7 +36,7 @@ long long run_lock_statement(Database& db, const std::string& sql, std::string k
   st.prepare(sql);
   st.define_and_bind();
   st.execute(true);
-  if (returns_row) return ind == soci::i_null ? 0 : value;
+  if (result == Result::value) return ind == soci::i_null ? 0 : value;
   return st.get_affected_rows();
 }
 
@@ -48,6 +48,7 @@ std::string refused_message(Database& db, const std::string& name) {
 }  // namespace
 
 std::string NamedLock::shown_key(Database& db, const std::string& name) {
+  const bool session = db.named_lock_kind() == NamedLockKind::session;
   for (const std::string& key :
        {db.dialect().lock_key(name), db.dialect().lock_key_for_refused(name)}) {
     std::string bound = key, text;
@@ -55,13 +56,14 @@ std::string NamedLock::shown_key(Database& db, const std::string& name) {
     bool refused = false;
     db.retrying([&] {
       try {
-        db.session() << db.sql().lock_shown_key, soci::into(text, ind), soci::use(bound, "key");
+        db.session() << db.lock_sql().shown_key, soci::into(text, ind), soci::use(bound, "key");
       } catch (const soci::soci_error& e) {
         if (!db.dialect().refuses_lock_name(e)) throw;
         refused = true;
       }
     });
     if (!refused) return ind == soci::i_null ? key : text;
+    if (!session) break;  // a lock row takes any name
   }
   throw Error(refused_message(db, name));
 }
@@ -74,9 +76,18 @@ NamedLock::NamedLock(Database& db, std::string name, std::string key, std::strin
 NamedLock::Try NamedLock::try_once(Database& db, const std::string& key, const std::string& token) {
   long long got = 0;
   bool refused = false;
+  const NamedLockStatements& sql = db.lock_sql();
   db.retrying([&] {
     try {
-      got = run_lock_statement(db, db.sql().lock_acquire, key, token);
+      if (db.named_lock_kind() == NamedLockKind::session) {
+        got = run_lock_statement(db, sql.acquire, key, token, Result::value);
+      } else {
+        // Inserted, or taken over once expired; whose it is now, the check says. (On
+        // Galera two nodes' upserts of one row cannot both commit: the loser's 1213 is
+        // retried here and then finds the row taken.)
+        run_lock_statement(db, sql.acquire, key, token, Result::affected);
+        got = run_lock_statement(db, sql.check, key, token, Result::value);
+      }
     } catch (const soci::soci_error& e) {
       if (!db.dialect().refuses_lock_name(e)) throw;
       refused = true;
@@ -112,26 +123,36 @@ std::unique_ptr<NamedLock> NamedLock::acquire(Database& db, const std::string& n
 }
 
 void NamedLock::heartbeat_loop() {
-  const bool row_lock = db_.sql().lock_needs_heartbeat;
+  const bool row_lock = db_.named_lock_kind() == NamedLockKind::row;
   const auto interval = row_lock ? kRowTtl.chrono() / 3 : kServerCheck.chrono();
+  // When the last check or refresh that succeeded was sent: a lock row lasts kRowTtl from
+  // then at least.
   auto last_ok = std::chrono::steady_clock::now();
+  // A lock row outlives a few missed beats, but is given up while it is still ours: when
+  // the next beat would come after it may have expired (a lost connection, a Galera node
+  // gone), the command is stopped before anyone else can take the lock.
+  const auto row_may_expire = [&] {
+    return std::chrono::steady_clock::now() - last_ok + interval >= kRowTtl.chrono();
+  };
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_ && held_) {
     stop_cv_.wait_for(lock, interval, [this] { return stop_; });
     if (stop_) break;
     try {
       long long still = 0;
-      const std::string& sql = row_lock ? db_.sql().lock_refresh : db_.sql().lock_check;
-      db_.retrying([&] { still = run_lock_statement(db_, sql, key_, token_); });
+      const std::string& sql = row_lock ? db_.lock_sql().refresh : db_.lock_sql().check;
+      const auto sent = std::chrono::steady_clock::now();
+      db_.retrying([&] {
+        still =
+            run_lock_statement(db_, sql, key_, token_, row_lock ? Result::affected : Result::value);
+      });
       if (still == 0) held_ = false;
-      last_ok = std::chrono::steady_clock::now();
+      last_ok = sent;
     } catch (const TemporaryError&) {
-      // A server lock lives in its session: a lost connection has freed it. A SQLite row
-      // outlives a few missed beats, but not a whole TTL.
-      if (!row_lock || std::chrono::steady_clock::now() - last_ok >= kRowTtl.chrono())
-        held_ = false;
+      // A server's session lock lives in its session: a lost connection has freed it.
+      if (!row_lock || row_may_expire()) held_ = false;
     } catch (...) {
-      if (std::chrono::steady_clock::now() - last_ok >= kRowTtl.chrono()) held_ = false;
+      if (row_may_expire()) held_ = false;
     }
   }
 }
@@ -146,7 +167,9 @@ NamedLock::~NamedLock() {
     heartbeat_.join();
   }
   try {
-    run_lock_statement(db_, db_.sql().lock_release, key_, token_);
+    run_lock_statement(
+        db_, db_.lock_sql().release, key_, token_,
+        db_.named_lock_kind() == NamedLockKind::row ? Result::affected : Result::value);
   } catch (...) {
     // The session ending (servers) or the row expiring (SQLite) frees it anyway.
   }

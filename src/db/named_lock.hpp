@@ -1,6 +1,8 @@
 // Database named locks that keep cron runs from overlapping: pg_try_advisory_lock on
 // PostgreSQL, GET_LOCK on MySQL/MariaDB (both held by the session, so they come free when
-// the connection dies), and on SQLite a lock row that expires unless a heartbeat keeps it.
+// the connection dies), and a lock row that expires unless a heartbeat keeps it on SQLite,
+// on MariaDB Galera (where GET_LOCK holds on one node only) and wherever
+// QUEUECTL_NAMED_LOCKS=row asks for it (Database::named_lock_kind).
 // Each is the lock an application's own SQL takes for the same name:
 // pg_try_advisory_lock(hashtextextended(name, 0)), GET_LOCK(name, timeout), the row
 // queuectl_locks.name = name (see Dialect::lock_key).
@@ -36,11 +38,12 @@ class NamedLock {
   const std::string& name() const { return name_; }
   // The key bound to the lock statements (the name, or the stand-in for a refused one).
   const std::string& key() const { return key_; }
-  // False once the heartbeat found the lock gone: on SQLite the row expired or was taken
-  // (or could not be refreshed for a whole TTL); on a server the session was lost.
+  // False once the heartbeat found the lock gone: a lock row expired or was taken (or
+  // could not be refreshed for so long that it may expire before the next beat); a session
+  // lock's session was lost.
   bool held() const { return held_; }
 
-  // How long a SQLite lock row lives without a heartbeat; it is refreshed every third.
+  // How long a lock row lives without a heartbeat; it is refreshed every third.
   static constexpr Duration kRowTtl = Duration::seconds(30);
   // How often a server lock checks that its session still holds it.
   static constexpr Duration kServerCheck = Duration::seconds(5);

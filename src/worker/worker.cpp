@@ -206,7 +206,7 @@ void Worker::connection_trouble(const std::exception& e) {
 
 void Worker::open_listener(Clock::time_point now) {
   if (listen_db_ || !can_listen_ || now < listen_retry_at_ || stopping_ || drained_) return;
-  if (make_dialect(url_.backend)->sql().listen.empty()) {
+  if (!make_dialect(url_.backend)->listen_notify()) {
     can_listen_ = false;  // this backend cannot announce jobs: poll only
     return;
   }

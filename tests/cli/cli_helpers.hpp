@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,15 @@ using json = nlohmann::json;
 
 inline bool is_sqlite() {
   return backend_under_test() == Backend::sqlite;
+}
+// QUEUECTL_NAMED_LOCKS=row: named locks are lock rows on every backend, as on Galera (the
+// ctest entries *_lock_rows run the lock tests so on the plain test servers).
+inline bool lock_rows_forced() {
+  const char* v = std::getenv("QUEUECTL_NAMED_LOCKS");
+  return v && std::string(v) == "row";
+}
+inline bool uses_lock_rows() {
+  return is_sqlite() || lock_rows_forced();
 }
 
 // RFC 3339 UTC with microseconds, as DESIGN.md prints every time.

@@ -173,8 +173,8 @@ TEST_CASE("cli: lock: a holder killed with SIGKILL takes its command along and f
   CHECK_MESSAGE(child_gone, "CMD's child (pid " << child << ") outlived the SIGKILLed lock");
   if (child_gone) cleanup.gone(child);
 
-  if (is_sqlite()) {
-    // No session holds a SQLite lock: the row outlives its dead holder until it expires
+  if (uses_lock_rows()) {
+    // No session holds a lock row: the row outlives its dead holder until it expires
     // (30s after the last heartbeat), so right after the kill the lock is still taken...
     check_error(queuectl(url, {"lock", "crashy", "--", "true"}), 5, "crashy");
     // ...and it comes free by itself, without anyone cleaning up.

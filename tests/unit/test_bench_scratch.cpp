@@ -80,7 +80,6 @@ TEST_CASE("bench::claim_statements: queuectl's claim and ack, on the copy only")
     // The paused check reads the copy's settings table.
     CHECK(contains(copy.claim + copy.claim_pick, "queuectl_bench_42_claim_queues"));
     CHECK(contains(copy.ack_ids.write, "UPDATE queuectl_bench_42_claim"));
-    CHECK(copy.claim_returns_jobs == real.claim_returns_jobs);
     CHECK(copy.claim_in_transaction == real.claim_in_transaction);
     // Nothing else is copied: no statement of the copy can reach another table.
     CHECK(copy.stats_ready.empty());

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/engine.hpp"
 #include "core/errors.hpp"
 #include "db/dialect.hpp"
 
@@ -115,7 +116,6 @@ Statements make_statements() {
   // 10.11). claim_recheck reads the heads again by primary key once they are locked.
   // The queue's concurrency limit comes along as a consistent read too (it locks nothing);
   // only a limited queue then takes claim_limit_lock and counts with claim_limit_busy.
-  s.claim_returns_jobs = false;
   s.claim_pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
            (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue)
@@ -458,15 +458,30 @@ Statements make_statements() {
   // GET_LOCK is held by the session until RELEASE_LOCK or disconnect: nothing to refresh,
   // only a check that the session still holds it (which also keeps wait_timeout away).
   // All use :key only; acquire returns 1 when taken, 0 when held elsewhere.
-  s.lock_needs_heartbeat = false;
-  s.lock_acquire = "SELECT GET_LOCK(:key, 0)";
-  s.lock_refresh = "";
-  s.lock_check = "SELECT CASE WHEN IS_USED_LOCK(:key) = CONNECTION_ID() THEN 1 ELSE 0 END";
-  s.lock_release = "SELECT RELEASE_LOCK(:key)";
+  s.session_lock.acquire = "SELECT GET_LOCK(:key, 0)";
+  s.session_lock.check = "SELECT CASE WHEN IS_USED_LOCK(:key) = CONNECTION_ID() THEN 1 ELSE 0 END";
+  s.session_lock.release = "SELECT RELEASE_LOCK(:key)";
   // IS_FREE_LOCK checks the name as GET_LOCK does (an error when the server refuses it)
   // without taking it.
-  s.lock_shown_key =
+  s.session_lock.shown_key =
       "SELECT CASE WHEN IS_FREE_LOCK(k) IS NULL THEN NULL ELSE k END FROM (SELECT :key AS k) t";
+  // Lock rows (migration 6), for Galera, where GET_LOCK holds on one node only: the row is
+  // replicated and certified like any write, so two nodes cannot both take it (the loser's
+  // COMMIT fails with 1213, retried, and then finds the row taken). The upsert takes over
+  // an expired row only; each assignment reads the row's old expires_at (the token's is
+  // made first and leaves expires_at alone).
+  s.row_lock.acquire = R"(
+    INSERT INTO queuectl_locks (name, token, expires_at)
+    VALUES (:key, :token, )" QC_NOW_PLUS(":ttl_ms") R"()
+    ON DUPLICATE KEY UPDATE
+       token = IF(expires_at < NOW(6), VALUES(token), token),
+       expires_at = IF(expires_at < NOW(6), VALUES(expires_at), expires_at))";
+  s.row_lock.check = "SELECT COUNT(*) FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.row_lock.refresh = R"(
+    UPDATE queuectl_locks SET expires_at = )" QC_NOW_PLUS(":ttl_ms") R"(
+     WHERE name = :key AND token = :token)";
+  s.row_lock.release = "DELETE FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.row_lock.shown_key = "SELECT :key";
 
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
@@ -495,6 +510,13 @@ Statements make_statements() {
 // Error numbers (server: mysqld_error.h / MariaDB's; client: errmsg.h).
 constexpr unsigned kLockWaitTimeout = 1205;    // ER_LOCK_WAIT_TIMEOUT
 constexpr unsigned kDeadlock = 1213;           // ER_LOCK_DEADLOCK
+// Galera: a write set that could not be replicated (e.g. "Error while appending streaming
+// replication fragment (provider status: Not connected to Primary Component)", seen on a
+// node leaving or rejoining the cluster): the transaction is gone, as after a deadlock.
+constexpr unsigned kErrorDuringCommit = 1180;  // ER_ERROR_DURING_COMMIT
+// Galera: "WSREP has not yet prepared node for application use": a node outside the
+// Primary Component, not ready for queries; another node (or later) will be.
+constexpr unsigned kNodeNotReady = 1047;       // ER_UNKNOWN_COM_ERROR
 constexpr unsigned kServerShutdown = 1053;     // ER_SERVER_SHUTDOWN
 constexpr unsigned kConnectionKilled = 1927;   // ER_CONNECTION_KILLED (MariaDB)
 constexpr unsigned kClientTimeout = 4031;      // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
@@ -519,6 +541,25 @@ class MysqlDialect final : public Dialect {
  public:
   Backend backend() const override { return Backend::mysql; }
   const Statements& sql() const override { return statements_; }
+  bool skip_locked() const override { return true; }
+  bool update_returning() const override { return false; }
+  bool session_locks() const override { return true; }
+  // Galera (wsrep_on): GET_LOCK is local to a node (or refused), so named locks are rows.
+  bool session_locks_cluster_wide(soci::session& session) const override {
+    std::string name, value;
+    soci::statement st =
+        (session.prepare << "SHOW VARIABLES LIKE 'wsrep_on'", soci::into(name), soci::into(value));
+    const bool got = st.execute(true);
+    return !(got && (value == "ON" || value == "1"));
+  }
+  // From the version the server announced in its handshake: no round trip.
+  void check_engine(soci::session& session, bool writes) const override {
+    (void)writes;
+    MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
+    const char* version = mysql_get_server_info(conn);
+    const std::string why = mysql_engine_refusal(version ? version : "");
+    if (!why.empty()) throw UsageError(why);
+  }
 
   void configure_session(soci::session& session) const override {
     // The client library leaves its socket inheritable: a command run by `lock` or `work`
@@ -580,7 +621,8 @@ class MysqlDialect final : public Dialect {
 
   bool is_contention(const soci::soci_error& e) const override {
     auto* err = mysql_error(e);
-    return err && (err->err_num_ == kDeadlock || err->err_num_ == kLockWaitTimeout);
+    return err && (err->err_num_ == kDeadlock || err->err_num_ == kLockWaitTimeout ||
+                   err->err_num_ == kErrorDuringCommit);
   }
   bool is_connection_failure(const soci::soci_error& e) const override {
     if (e.get_error_category() == soci::soci_error::connection_error) return true;
@@ -594,6 +636,7 @@ class MysqlDialect final : public Dialect {
       case kServerShutdown:
       case kConnectionKilled:
       case kClientTimeout:
+      case kNodeNotReady:
         return true;
       default:
         return false;

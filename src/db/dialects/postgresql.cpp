@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/engine.hpp"
 #include "core/errors.hpp"
 #include "db/dialect.hpp"
 #include "db/dialects/pg_notices.hpp"
@@ -149,7 +150,6 @@ Statements make_statements() {
   // and sort over the whole table instead of the claim index. Grouped jobs must also be
   // their group's head (kGroupHead), so one claim takes at most one job of a group; the
   // UPDATE re-checks that each row it marks is still ready.
-  s.claim_returns_jobs = true;
   s.claim_in_transaction = false;  // one statement: atomic in autocommit
   // A queue with a concurrency limit (max_processing) takes at most as many jobs as it has
   // free slots: queuectl_claim_slots (migration 5) locks the queue's settings row and
@@ -186,7 +186,7 @@ Statements make_statements() {
      WHERE j.id = picked.id AND j.status = 0
     RETURNING )" +
             job_columns("j.");
-  // The claim's locking read alone, as the two-step claim shapes it (claim_returns_jobs:
+  // The claim's locking read alone, as the two-step claim shapes it (update_returning:
   // the claim itself never runs it; the contract tests hold a claim half way with it).
   s.claim_pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
@@ -547,15 +547,30 @@ Statements make_statements() {
   // hashtextextended(name, 0), so that an application's SQL can take the same lock
   // (SELECT pg_try_advisory_lock(hashtextextended('nightly', 0))). The hash is the one
   // hash partitioning uses, the same on every platform and release.
-  s.lock_needs_heartbeat = false;
-  s.lock_acquire = "SELECT CASE WHEN pg_try_advisory_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
-  s.lock_refresh = "";
+  s.session_lock.acquire =
+      "SELECT CASE WHEN pg_try_advisory_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
   // The lock's connection holds this one advisory lock and nothing else.
-  s.lock_check =
+  s.session_lock.check =
       "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
       " AND pid = pg_backend_pid()";
-  s.lock_release = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
-  s.lock_shown_key = "SELECT CAST(" QC_LOCK_KEY " AS text)";
+  s.session_lock.release = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
+  s.session_lock.shown_key = "SELECT CAST(" QC_LOCK_KEY " AS text)";
+  // Lock rows (migration 6): taken when free or expired; a row written on the primary
+  // survives a failover with it, and is what QUEUECTL_NAMED_LOCKS=row tests here.
+  s.row_lock.acquire = R"(
+    INSERT INTO queuectl_locks (name, token, expires_at)
+    VALUES (CAST(:key AS text), CAST(:token AS text), now() + )" QC_MS(":ttl_ms") R"()
+    ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+     WHERE queuectl_locks.expires_at < now())";
+  s.row_lock.check = R"(
+    SELECT COUNT(*) FROM queuectl_locks
+     WHERE name = CAST(:key AS text) AND token = CAST(:token AS text))";
+  s.row_lock.refresh = R"(
+    UPDATE queuectl_locks SET expires_at = now() + )" QC_MS(":ttl_ms") R"(
+     WHERE name = CAST(:key AS text) AND token = CAST(:token AS text))";
+  s.row_lock.release =
+      "DELETE FROM queuectl_locks WHERE name = CAST(:key AS text) AND token = CAST(:token AS text)";
+  s.row_lock.shown_key = "SELECT CAST(:key AS text)";
 
   s.listen = "LISTEN queuectl_jobs";
 
@@ -595,6 +610,34 @@ class PostgresqlDialect final : public Dialect {
  public:
   Backend backend() const override { return Backend::postgresql; }
   const Statements& sql() const override { return statements_; }
+  bool skip_locked() const override { return true; }
+  bool update_returning() const override { return true; }
+  bool session_locks() const override { return true; }
+  bool listen_notify() const override { return true; }
+
+  // From what the server reported at startup (no round trip on 14+, which reports
+  // in_hot_standby): CockroachDB, a version before 12, and a standby for a command that
+  // writes are refused. (A standby refuses writes anyway, statement by statement, with
+  // "read-only transaction"; refusing at connect says why in one line, before anything ran.)
+  void check_engine(soci::session& session, bool writes) const override {
+    PGconn* conn = native(session);
+    const std::string why = postgresql_engine_refusal(
+        PQserverVersion(conn), PQparameterStatus(conn, "crdb_version") != nullptr);
+    if (!why.empty()) throw UsageError(why);
+    if (!writes) return;
+    const char* standby = PQparameterStatus(conn, "in_hot_standby");
+    bool in_recovery = standby && std::strcmp(standby, "on") == 0;
+    if (!standby) {
+      std::string recovery;
+      session << "SELECT CASE WHEN pg_is_in_recovery() THEN 'on' ELSE 'off' END",
+          soci::into(recovery);
+      in_recovery = recovery == "on";
+    }
+    if (in_recovery)
+      throw UsageError(
+          "the server is a standby (read-only) and this command writes: point the URL at the "
+          "primary, e.g. with several hosts and ?target_session_attrs=read-write");
+  }
 
   // The session's settings in one round trip (issue 13: every command pays for them), as
   // plain statements rather than startup options, which PgBouncer refuses:

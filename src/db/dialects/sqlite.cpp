@@ -83,7 +83,6 @@ Statements make_statements() {
   // BEGIN IMMEDIATE (claim_in_transaction) serialises claimers: the heads read here
   // cannot change before the UPDATE marks them, nor the processing jobs a queue with a
   // concurrency limit (max_processing) counts to take no more than its free slots.
-  s.claim_returns_jobs = true;
   s.claim = R"(
     UPDATE job_queue
        SET status = 1,
@@ -406,17 +405,17 @@ Statements make_statements() {
       LEFT JOIN queuectl_queues s ON s.queue = n.queue
      ORDER BY 1)";
 
-  s.lock_needs_heartbeat = true;
-  s.lock_acquire = R"(
+  s.row_lock.acquire = R"(
     INSERT INTO queuectl_locks (name, token, expires_at)
     VALUES (:key, :token, )" QC_NOW_PLUS(":ttl_ms") R"()
     ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
      WHERE queuectl_locks.expires_at < )" QC_NOW;
-  s.lock_refresh = R"(
+  s.row_lock.check = "SELECT COUNT(*) FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.row_lock.refresh = R"(
     UPDATE queuectl_locks SET expires_at = )" QC_NOW_PLUS(":ttl_ms") R"(
      WHERE name = :key AND token = :token)";
-  s.lock_release = "DELETE FROM queuectl_locks WHERE name = :key AND token = :token";
-  s.lock_shown_key = "SELECT CAST(:key AS TEXT)";
+  s.row_lock.release = "DELETE FROM queuectl_locks WHERE name = :key AND token = :token";
+  s.row_lock.shown_key = "SELECT CAST(:key AS TEXT)";
 
   s.create_migrations_table = R"(
     CREATE TABLE IF NOT EXISTS queuectl_schema_migrations (
@@ -437,6 +436,10 @@ class SqliteDialect final : public Dialect {
  public:
   Backend backend() const override { return Backend::sqlite; }
   const Statements& sql() const override { return statements_; }
+  // No row locks: BEGIN IMMEDIATE serializes writers, and named locks are lock rows.
+  bool skip_locked() const override { return false; }
+  bool update_returning() const override { return true; }
+  bool session_locks() const override { return false; }
 
   void configure_session(soci::session& session) const override {
     session << "PRAGMA journal_mode = WAL";
