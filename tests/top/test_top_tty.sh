@@ -19,7 +19,8 @@ db="sqlite://$work/queue.db"
 t() { tmux -S "$sock" "$@"; }
 cleanup() {
   t kill-server 2>/dev/null || true
-  rm -rf "$work"
+  # The killed shell may still be writing as it goes: try again once.
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work"; } || true
 }
 trap cleanup EXIT
 
@@ -45,7 +46,7 @@ pane_var() { t display-message -p -t top "#{$1}"; }
 for _ in 1 2 3; do "$bin" --db "$db" enqueue emails '{}' >/dev/null; done
 
 # A plain shell with a known prompt, in a terminal of 80 columns and 24 rows.
-t -f /dev/null new-session -d -s top -x 80 -y 24 "env -i PATH=$PATH TERM=screen HOME=$work PS1='shell\$ ' bash --norc --noprofile"
+t -f /dev/null new-session -d -s top -x 80 -y 24 "env -i PATH=$PATH TERM=screen HOME=$work HISTFILE=/dev/null PS1='shell\$ ' bash --norc --noprofile"
 t set-option -t top status off >/dev/null
 t resize-window -t top -x 80 -y 24 >/dev/null 2>&1 || true
 wait_for '^shell\$'
@@ -53,7 +54,19 @@ wait_for '^shell\$'
 # One run of top, ended by $1 ("q", "C-c" or "TERM").
 run_top() {
   local how=$1
-  t send-keys -t top "clear; echo before-top-$how; stty -g > $work/stty.before; '$bin' --db '$db' top --interval 0.2s; echo exit-code=\$?; stty -g > $work/stty.after" Enter
+  # Each run starts at 80x24, whatever an earlier run's resize left: once the window reads
+  # 80 columns (tmux applies a resize asynchronously; a detached session was seen back at
+  # the previous size).
+  local tries
+  for ((tries = 0; tries < 50; tries++)); do
+    t resize-window -t top -x 80 -y 24 >/dev/null 2>&1 || true
+    [[ $(pane_var pane_width) == 80 && $(pane_var pane_height) == 24 ]] && break
+    sleep 0.1
+  done
+  [[ $(pane_var pane_width) == 80 ]] || fail "the pane is $(pane_var pane_width) columns, not 80"
+  # stty sets the terminal's own size as well: the pty of a detached session was seen
+  # still at an earlier run's 60 columns although tmux reported 80.
+  t send-keys -t top "clear; stty cols 80 rows 24; echo before-top-$how; stty -g > $work/stty.before; '$bin' --db '$db' top --interval 0.2s; echo exit-code=\$?; stty -g > $work/stty.after" Enter
   wait_for '^queuectl top '
   wait_for '^emails +3 '
   [[ $(pane_var alternate_on) == 1 ]] || fail "top did not switch to the alternate screen"
