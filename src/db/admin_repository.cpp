@@ -49,10 +49,9 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
     std::vector<long long> bound(unique.begin(), unique.end());
     // Changed is what the write itself reports; a job that someone else changed meanwhile
     // (a worker claimed it, another retry ran first) is not among them.
-    std::vector<long long> changed =
-        write_ids(db_, write, bound, [&](soci::statement& st) {
-          if (add_uses) add_uses(st);
-        });
+    std::vector<long long> changed = write_ids(db_, write, bound, [&](soci::statement& st) {
+      if (add_uses) add_uses(st);
+    });
     std::sort(changed.begin(), changed.end());
     std::vector<long long> rest;
     for (std::int64_t id : unique) {

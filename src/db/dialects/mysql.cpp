@@ -135,8 +135,7 @@ Statements make_statements() {
   // Claimers of a limited queue take turns on its settings row; each counts the
   // processing jobs once it holds the lock (READ COMMITTED: a fresh read per statement,
   // which sees every claim committed before), through ix_job_queue_claim.
-  s.claim_limit_lock =
-      "SELECT max_processing FROM queuectl_queues WHERE queue = :queue FOR UPDATE";
+  s.claim_limit_lock = "SELECT max_processing FROM queuectl_queues WHERE queue = :queue FOR UPDATE";
   s.claim_limit_busy = "SELECT COUNT(*) FROM job_queue WHERE queue = :queue AND status = 1";
   s.claim_mark = R"(
     UPDATE job_queue
@@ -418,7 +417,8 @@ Statements make_statements() {
     SELECT queue, strict_groups, dead_letter, max_processing
       FROM queuectl_queues
      WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
-  s.dead_letter_targets = "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
+  s.dead_letter_targets =
+      "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
   s.list_groups = R"(
     SELECT h.group_key, h.id, h.status, h.attempts,
            TIMESTAMPDIFF(MICROSECOND, h.created_at, NOW(6)) / 1e6, )" QC_TS("h.run_at") R"(,
@@ -508,8 +508,8 @@ Statements make_statements() {
 }
 
 // Error numbers (server: mysqld_error.h / MariaDB's; client: errmsg.h).
-constexpr unsigned kLockWaitTimeout = 1205;    // ER_LOCK_WAIT_TIMEOUT
-constexpr unsigned kDeadlock = 1213;           // ER_LOCK_DEADLOCK
+constexpr unsigned kLockWaitTimeout = 1205;  // ER_LOCK_WAIT_TIMEOUT
+constexpr unsigned kDeadlock = 1213;         // ER_LOCK_DEADLOCK
 // Galera: a write set that could not be replicated (e.g. "Error while appending streaming
 // replication fragment (provider status: Not connected to Primary Component)", seen on a
 // node leaving or rejoining the cluster): the transaction is gone, as after a deadlock.

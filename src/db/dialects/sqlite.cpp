@@ -366,7 +366,8 @@ Statements make_statements() {
     SELECT queue, strict_groups, dead_letter, max_processing
       FROM queuectl_queues
      WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
-  s.dead_letter_targets = "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
+  s.dead_letter_targets =
+      "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
   s.list_groups = R"(
     SELECT h.group_key, h.id, h.status, h.attempts, )" QC_AGE("h.created_at") R"(,
            )" QC_TS("h.run_at") R"(,
