@@ -54,6 +54,11 @@ struct Statements {
   std::string insert_values_row;   // one "(...)" row of insert_job, with {n} for the row index
   std::string insert_many_prefix;  // "INSERT INTO ... VALUES" before the rows
   std::string insert_many_suffix;  // after the rows: skip duplicates
+  std::string insert_arrays;       // many rows as one array per column: :queues :priorities
+                                   // :run_ats :delays_ms :max_attempts :payloads
+                                   // :dedupe_keys :group_keys (array literals); skips
+                                   // duplicates. Empty where the dialect has no arrays: the
+                                   // VALUES rows above are used instead.
   std::string last_insert_id;      // -> id of the row insert_job just wrote
   std::string job_by_id;           // :id
   std::string job_by_dedupe_key;   // :queue :dedupe_key

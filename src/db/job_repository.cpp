@@ -17,6 +17,34 @@ using soci::use;
 
 constexpr std::size_t kBulkRows = 500;               // rows per multi-row INSERT
 constexpr std::size_t kBulkBytes = 4 * 1024 * 1024;  // and bytes of values
+constexpr std::size_t kArrayRows = 5000;             // rows per INSERT of arrays
+
+// Array literals for insert_arrays, one per column: "{" elements "}". Text goes in double
+// quotes with " and \ escaped, so that any value (commas, braces, quotes, spaces, the
+// word NULL) comes back as written; a missing value is NULL, unquoted.
+struct ArrayLiteral {
+  std::string text = "{";
+  void add(const std::string& value) {
+    if (text.size() > 1) text += ',';
+    text += '"';
+    for (char c : value) {
+      if (c == '"' || c == '\\') text += '\\';
+      text += c;
+    }
+    text += '"';
+  }
+  void add(const std::optional<std::string>& value) {
+    if (value)
+      add(*value);
+    else
+      text += text.size() > 1 ? ",NULL" : "NULL";
+  }
+  void add(long long value) {
+    if (text.size() > 1) text += ',';
+    text += std::to_string(value);
+  }
+  std::string& done() { return text += '}'; }
+};
 
 void sort_claim_order(std::vector<Job>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
@@ -105,6 +133,42 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
     out = {};
     auto& s = db_.session();
     const Statements& q = db_.sql();
+    if (!q.insert_arrays.empty()) {
+      for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
+        std::size_t bytes = 0;
+        for (n = 0; start + n < jobs.size() && n < kArrayRows && (n == 0 || bytes < kBulkBytes);
+             ++n)
+          bytes += jobs[start + n].payload.size() + 512;
+        ArrayLiteral queue, priority, run_at, delay, max_attempts, payload, dedupe, group;
+        for (std::size_t i = 0; i < n; ++i) {
+          const NewJob& j = jobs[start + i];
+          queue.add(j.queue);
+          priority.add(j.priority);
+          run_at.add(j.run_at);
+          delay.add(j.delay.ms());
+          max_attempts.add(j.max_attempts);
+          payload.add(j.payload);
+          dedupe.add(j.dedupe_key);
+          group.add(j.group_key);
+        }
+        soci::statement st(s);
+        st.exchange(use(queue.done(), "queues"));
+        st.exchange(use(priority.done(), "priorities"));
+        st.exchange(use(run_at.done(), "run_ats"));
+        st.exchange(use(delay.done(), "delays_ms"));
+        st.exchange(use(max_attempts.done(), "max_attempts"));
+        st.exchange(use(payload.done(), "payloads"));
+        st.exchange(use(dedupe.done(), "dedupe_keys"));
+        st.exchange(use(group.done(), "group_keys"));
+        prepare_once(st, q.insert_arrays);
+        st.execute(true);
+        const long long inserted = st.get_affected_rows();
+        db_.dialect().check_skipped_rows(s);
+        out.enqueued += inserted;
+        out.duplicates += static_cast<long long>(n) - inserted;
+      }
+      return;
+    }
     for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
       // A statement ends at kBulkRows rows or kBulkBytes of values, whichever comes first,
       // to stay well under MySQL's max_allowed_packet (16 MiB by default).
