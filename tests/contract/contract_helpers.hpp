@@ -65,6 +65,16 @@ inline std::string now_sql() {
   return "strftime('%Y-%m-%d %H:%M:%f', 'now')";
 }
 
+// A FROM clause of 100,000 rows that every backend can read: a cross join of five
+// tables of the ten digits (for raw inserts of many jobs by the database itself).
+inline std::string hundred_thousand_rows() {
+  const std::string digits =
+      "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL "
+      "SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 "
+      "UNION ALL SELECT 9)";
+  return digits + " a, " + digits + " b, " + digits + " c, " + digits + " d, " + digits + " e";
+}
+
 // RFC 3339 UTC with microseconds, as DESIGN.md prints every time.
 inline bool is_rfc3339_us(const std::string& s) {
   static const std::regex pattern(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$)");

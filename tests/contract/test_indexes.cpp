@@ -116,18 +116,13 @@ Plan explain_claim(Database& db) {
   });
 }
 
-// 100,000 done jobs, made by the database itself (a cross join of digits works on all
-// three), plus a few ready, scheduled, processing and expired ones; then statistics.
+// 100,000 done jobs, made by the database itself, plus a few ready, scheduled, processing and
+// expired ones; then statistics.
 void fill_table(FreshDatabase& fx, JobRepository& repo) {
-  const std::string digits =
-      "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL "
-      "SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 "
-      "UNION ALL SELECT 9)";
   exec(fx.db(),
        "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
        "SELECT 'q', 2, 1, '{}', " +
-           now_sql() + " FROM " + digits + " a, " + digits + " b, " + digits + " c, " + digits +
-           " d, " + digits + " e");
+           now_sql() + " FROM " + hundred_thousand_rows());
   REQUIRE_EQ(count_rows(fx.db(), "status = 2"), 100000);
 
   for (int i = 0; i < 8; ++i) add(repo, "q", "{}", i % 3);
@@ -366,12 +361,8 @@ TEST_CASE("the grouped claim probes the groups index among 100,000 done grouped 
 TEST_CASE("the dialect's own claim takes its rows by index among 100,000 ready jobs") {
   FreshDatabase fx;
   JobRepository repo(fx.db());
-  const std::string digits =
-      "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL "
-      "SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 "
-      "UNION ALL SELECT 9)";
-  exec(fx.db(), "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " + digits + " a, " +
-                    digits + " b, " + digits + " c, " + digits + " d, " + digits + " e");
+  exec(fx.db(),
+       "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " + hundred_thousand_rows());
   analyze(fx.db());
   const Plan plan = explain_claim(fx.db());
   // (check_plan's row estimate does not apply: here every row is ready.)

@@ -66,10 +66,6 @@ void check_uses(const std::string& plan, const std::string& index) {
 TEST_CASE("top's statements use their indexes among 100,000 done jobs, and count right") {
   FreshDatabase fx;
   JobRepository repo(fx.db());
-  const std::string digits =
-      "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL "
-      "SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 "
-      "UNION ALL SELECT 9)";
   const std::string two_hours_ago = is_postgresql() ? "now() - interval '2 hours'"
                                     : is_mysql()
                                         ? "NOW(6) - INTERVAL 2 HOUR"
@@ -77,8 +73,7 @@ TEST_CASE("top's statements use their indexes among 100,000 done jobs, and count
   exec(fx.db(),
        "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
        "SELECT 'q', 2, 1, '{}', " +
-           two_hours_ago + " FROM " + digits + " a, " + digits + " b, " + digits + " c, " + digits +
-           " d, " + digits + " e");
+           two_hours_ago + " FROM " + hundred_thousand_rows());
   REQUIRE_EQ(count_rows(fx.db(), "status = 2"), 100000);
   for (int i = 0; i < 4; ++i) add(repo, "q");
   add(repo, "other");
