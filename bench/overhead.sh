@@ -9,7 +9,7 @@
 # scripts/test-servers.sh in a temporary directory (stopped and removed on exit), then runs
 # $ROUNDS rounds; each round times $N runs, one after the other, of:
 #   floor    /bin/true                      (fork + exec of a trivial binary, from bash)
-#   version  queuectl --version             (process start: dynamic loading of the clients)
+#   version  queuectl --version             (process start; it loads no database client)
 #   claim    queuectl claim empty --limit 1 (an empty queue: connect, setup, schema check,
 #            the claim statement) on SQLite, PostgreSQL and MariaDB
 # and reports ms per run and the ratio against the floor of the same round; the medians of

@@ -24,7 +24,9 @@ struct AckOptions {
 AckItem item_from_line(const std::string& line, std::size_t number, const char* unit,
                        std::size_t max_payload) {
   try {
-    const auto doc = parse_line_object(line);
+    // Lines of `claim -o ndjson` may be fed straight back: the other job fields are checked
+    // as JSON and ignored, never built.
+    const auto doc = parse_line_object(line, {"id", "token", "lock_token", "result"});
     AckItem item;
     for (const auto& [key, value] : doc.items()) {
       if (key == "id") {
@@ -39,8 +41,6 @@ AckItem item_from_line(const std::string& line, std::size_t number, const char* 
         // `claim -o ndjson` prints "result":null on every line: no result, the same as no
         // key, so that such lines are acked many to a statement rather than one by one.
         if (!value.is_null()) item.result = validate_json(value.text(), "result", max_payload);
-      } else {
-        // Lines of `claim -o ndjson` may be fed straight back: other job fields are ignored.
       }
     }
     if (item.id <= 0) throw UsageError("no \"id\"");

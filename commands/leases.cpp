@@ -55,7 +55,7 @@ Output leases_view(const std::vector<Lease>& leases, const std::vector<WorkerLea
                          l.job.lock_until.value_or("-"), left, attempts,
                          l.job.lock_token.value_or("-")});
   }
-  out.items = out.document;
+  out.elements = true;
   out.table = t;
   out.wide_table = wide;
   if (!summary.empty()) {

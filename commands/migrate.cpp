@@ -23,7 +23,7 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
       out.lines.push_back("-- migration " + std::to_string(m.version) + ": " + m.name);
       out.lines.push_back(m.sql);
     }
-    out.items = out.document;
+    out.elements = true;
     return out;
   }
   // Only applying creates an SQLite file; --status reads.

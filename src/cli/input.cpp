@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -73,11 +74,15 @@ InputRecords read_records(const std::string& path) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') return {array_elements(text), "element"};
   InputRecords out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out.items.push_back(line);
+  // Each line without its end (\n, or \r\n), as std::getline splits them: no line after
+  // a final \n.
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::size_t stop = end;
+    if (stop > at && text[stop - 1] == '\r') --stop;
+    out.items.emplace_back(text, at, stop - at);
+    at = end + 1;
   }
   return out;
 }
@@ -92,13 +97,47 @@ Duration duration_option(const std::string& text, const char* what, Duration fal
   return text.empty() ? fallback : Duration::parse(text, what);
 }
 
-LineObject parse_line_object(const std::string& line) {
+namespace {
+
+// What every line must pass before any parser sees it.
+void check_line(const std::string& line) {
   // The line is an object around its values: one level more than a value may nest.
   if (json_depth(line) > kMaxJsonDepth + 1)
     throw UsageError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   // A NUL byte is not JSON (the parser would stop there and drop the rest of the line).
   if (line.find('\0') != std::string::npos)
     throw UsageError("not valid JSON: it contains a NUL byte");
+}
+
+}  // namespace
+
+LineObject parse_line_object(const std::string& line,
+                             std::initializer_list<std::string_view> keys) {
+  check_line(line);
+  // One pass checks and compacts the whole line; only the kept members are parsed again,
+  // each from its own compact text (numbers past a double's range read as in the whole
+  // line's parse).
+  CompactJson compact = compact_json(line, kMaxJsonDepth + 1);
+  if (!compact.valid || compact.text.empty() || compact.text.front() != '{')
+    throw UsageError("not a JSON object");
+  std::vector<LineObject::Member> members;
+  for (auto& [key, text] : compact.members) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    nlohmann::ordered_json value;
+    compact_json(text, kMaxJsonDepth, &value);
+    // A repeated key keeps its first place and takes its last value, as a parser reads it.
+    auto same = std::find_if(members.begin(), members.end(),
+                             [&](const LineObject::Member& m) { return m.first == key; });
+    if (same != members.end())
+      same->second = LineValue(std::move(value), std::move(text));
+    else
+      members.emplace_back(key, LineValue(std::move(value), std::move(text)));
+  }
+  return LineObject(std::move(members));
+}
+
+LineObject parse_line_object(const std::string& line) {
+  check_line(line);
   nlohmann::ordered_json doc;
   CompactJson compact = compact_json(line, kMaxJsonDepth + 1, &doc);
   if (!compact.valid || !doc.is_object()) throw UsageError("not a JSON object");

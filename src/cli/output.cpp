@@ -202,8 +202,9 @@ void print_output(std::ostream& stream, const Output& out, Format format, const 
       stream << dump_json(out.document, 2) << "\n";
       break;
     case Format::ndjson:
-      if (out.items) {
-        for (const auto& item : *out.items) stream << dump_json(item) << "\n";
+      if (out.items || out.elements) {
+        for (const auto& item : out.items ? *out.items : out.document)
+          stream << dump_json(item) << "\n";
       } else {
         stream << dump_json(out.document) << "\n";
       }

@@ -180,7 +180,7 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
                          opt_text(j.locked_by), opt_text(j.lock_token), opt_text(j.group_key),
                          j.payload});
   }
-  out.items = out.document;
+  out.elements = true;
   out.table = t;
   out.wide_table = wide;
   return out;
@@ -240,7 +240,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                          s.max_processing ? std::to_string(*s.max_processing) : "-",
                          s.dead_letter.value_or("-"), oldest});
   }
-  out.items = out.document;
+  out.elements = true;
   out.table = t;
   out.wide_table = wide;
   return out;
@@ -284,7 +284,7 @@ Output groups_view(const std::vector<GroupHead>& groups, const std::optional<std
     row[5] = g.run_at;
     wide.rows.push_back(row);
   }
-  out.items = out.document;
+  out.elements = true;
   out.table = t;
   out.wide_table = wide;
   return out;
@@ -305,7 +305,7 @@ Output migrations_view(const std::vector<MigrationState>& states, bool applied_n
                       applied_now ? "applied now" : (s.applied ? "applied" : "pending"),
                       s.applied_at.empty() ? "-" : s.applied_at});
   }
-  out.items = out.document;
+  out.elements = true;
   out.table = t;
   return out;
 }

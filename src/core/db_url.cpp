@@ -297,16 +297,20 @@ DbUrl DbUrl::parse(std::string_view text) {
   // PostgreSQL: every keyword libpq knows, except those the URL itself carries (user, port
   // and dbname: two places for one setting, and which one wins is libpq's accident) and
   // replication (queuectl is not a replication client).
-  static const std::set<std::string> kPostgresParams = [] {
-    std::set<std::string> keys = libpq_keywords();
-    for (const char* own : {"user", "port", "dbname", "replication"}) keys.erase(own);
+  // (Asked of libpq on a PostgreSQL URL only: it loads the PostgreSQL driver.)
+  auto postgres_params = []() -> const std::set<std::string>& {
+    static const std::set<std::string> keys = [] {
+      std::set<std::string> all = libpq_keywords();
+      for (const char* own : {"user", "port", "dbname", "replication"}) all.erase(own);
+      return all;
+    }();
     return keys;
-  }();
+  };
   // MySQL: SOCI's MySQL backend's own options (socket is its unix_socket).
   static const std::set<std::string> kMysqlParams = {
       "socket",       "password",  "sslca",        "sslcert",       "sslkey",         "charset",
       "local_infile", "reconnect", "read_timeout", "write_timeout", "connect_timeout"};
-  const auto& known = url.backend == Backend::postgresql ? kPostgresParams : kMysqlParams;
+  const auto& known = url.backend == Backend::postgresql ? postgres_params() : kMysqlParams;
   for (const auto& [key, value] : url.params) {
     (void)value;
     if (!known.count(key)) {

@@ -78,6 +78,49 @@ std::string with_finite_numbers(std::string_view text,
   return out;
 }
 
+// Appends `v` as a JSON string, escaped as nlohmann's dump() escapes it (", \\ and the
+// control characters; b, f, n, r and t by name, the others as \u00xx), without building a
+// serializer for each string. The parser has already refused invalid UTF-8.
+void append_json_string(std::string& out, const std::string& v) {
+  static const char* const kHex = "0123456789abcdef";
+  out += '"';
+  for (const char ch : v) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c <= 0x1f) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
 // Rewrites a document compactly while it is parsed, one token at a time (nlohmann's SAX
 // interface), each number as the text it was written with.
 class CompactWriter {
@@ -94,14 +137,17 @@ class CompactWriter {
   bool number_float(json::number_float_t, const std::string&) { return number(); }
   bool string(std::string& v) {
     note_nul(v);
-    return scalar(json(v).dump());
+    separate();
+    append_json_string(out_, v);
+    end_of_value();
+    return true;
   }
   bool binary(json::binary_t&) { return false; }  // not produced by the text parser
   bool start_object(std::size_t) { return open('{'); }
   bool key(std::string& k) {
     note_nul(k);
     separate();
-    out_ += json(k).dump();
+    append_json_string(out_, k);
     out_ += ':';
     after_key_ = true;
     if (first_.size() == 1) {
@@ -130,7 +176,7 @@ class CompactWriter {
       first_.back() = false;
     }
   }
-  bool scalar(const std::string& token) {
+  bool scalar(std::string_view token) {
     separate();
     out_ += token;
     end_of_value();
@@ -138,7 +184,7 @@ class CompactWriter {
   }
   bool number() {
     if (next_number_ >= numbers_.size()) return false;  // cannot happen in a valid document
-    return scalar(std::string(numbers_[next_number_++]));
+    return scalar(numbers_[next_number_++]);
   }
   bool open(char bracket) {
     if (first_.size() >= max_depth_) {

@@ -5,27 +5,12 @@
 #include <filesystem>
 #include <thread>
 
-#include <soci/mysql/soci-mysql.h>
-#include <soci/postgresql/soci-postgresql.h>
-#include <soci/sqlite3/soci-sqlite3.h>
-
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
+#include "db/driver.hpp"
 
 namespace queuectl {
 namespace {
-
-const soci::backend_factory& factory_for(Backend b) {
-  switch (b) {
-    case Backend::postgresql:
-      return soci::postgresql;
-    case Backend::mysql:
-      return soci::mysql;
-    case Backend::sqlite:
-      break;
-  }
-  return soci::sqlite3;
-}
 
 // Sleeps before retry `attempt` (1-based): 10ms doubling to 500ms, with full jitter.
 void contention_pause(int attempt) {
@@ -78,9 +63,11 @@ void check_sqlite_file(const DbUrl& url, CreateFile create) {
 Database::Database(const DbUrl& url, CreateFile create, Access access)
     : url_(url), dialect_(make_dialect(url.backend)) {
   if (url.backend == Backend::sqlite) check_sqlite_file(url, create);
+  // Loads the backend's driver first: one that cannot load is not a connection failure.
+  const soci::backend_factory& factory = backend_factory(url.backend);
   bool opened = false;
   try {
-    session_.open(factory_for(url.backend), url.soci_connect_string());
+    session_.open(factory, url.soci_connect_string());
     opened = true;
     dialect_->check_engine(session_, access == Access::write);
     dialect_->configure_session(session_);

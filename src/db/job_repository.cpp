@@ -346,8 +346,15 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
     else
       by_token[item.token].push_back(item.id);
   }
+  // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
+  // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
+  // it (two round trips of a one-job ack, issue 13). Several run in one transaction.
+  std::size_t statements = with_result.size();
+  for (const auto& [token_text, all_ids] : by_token)
+    statements +=
+        (all_ids.size() + kBulkRows - 1) / kBulkRows * (db_.dialect().update_returning() ? 1 : 2);
   std::vector<std::int64_t> lost;
-  db_.transaction([&] {
+  auto work = [&] {
     lost.clear();
     auto& s = db_.session();
     const Statements& q = db_.sql();
@@ -377,7 +384,11 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
       st.execute(true);
       if (st.get_affected_rows() == 0) lost.push_back(item->id);
     }
-  });
+  };
+  if (statements == 1)
+    db_.retrying(work);
+  else
+    db_.transaction(work);
   return lost;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs a built tree into a scratch prefix with `cmake --install` and checks that the
-# binary, the man page and the three shell completions land where they belong, that
+# binary, its driver modules, the man page and the three shell completions land where they
+# belong, that the installed binary runs a SQLite command, that
 # `man -l` renders the page, and that the page describes every command.
 # Usage: tests/install/test_install.sh path/to/build
 # Prints one line per check and ends with "N passed, M failed"; exits 1 on any failure.
@@ -28,6 +29,21 @@ if [[ -x $PREFIX/bin/queuectl ]] && "$PREFIX/bin/queuectl" --version | grep -q '
     ok "the installed binary runs"
 else
     not_ok "the installed binary runs" "$PREFIX/bin/queuectl --version failed"
+fi
+# The driver modules (one per backend, loaded at run time) land in LIBDIR/queuectl, where the
+# installed binary finds them: a SQLite command works from the install alone.
+for driver in postgresql mysql sqlite; do
+    if [[ -n $(find "$PREFIX" -path "*/queuectl/queuectl-$driver.so" -type f 2>/dev/null) ]]; then
+        ok "installed the $driver driver"
+    else
+        not_ok "installed the $driver driver" "no queuectl/queuectl-$driver.so under $PREFIX"
+    fi
+done
+if out=$("$PREFIX/bin/queuectl" --db "sqlite:$PREFIX/installed.db" -q migrate 2>&1) &&
+    out=$("$PREFIX/bin/queuectl" --db "sqlite:$PREFIX/installed.db" -o json stats 2>&1); then
+    ok "the installed binary loads its SQLite driver"
+else
+    not_ok "the installed binary loads its SQLite driver" "$out"
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 for pair in queuectl.bash:share/bash-completion/completions/queuectl \

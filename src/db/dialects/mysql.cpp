@@ -32,6 +32,7 @@
 #include "core/engine.hpp"
 #include "core/errors.hpp"
 #include "db/dialect.hpp"
+#include "db/driver.hpp"
 
 namespace queuectl {
 namespace {
@@ -534,7 +535,7 @@ constexpr unsigned kTooLongIdent = 1059;       // ER_TOO_LONG_IDENT: MariaDB's l
 constexpr unsigned kUserLockWrongName = 3057;  // ER_USER_LOCK_WRONG_NAME: MySQL 8's
 
 const soci::mysql_soci_error* mysql_error(const soci::soci_error& e) {
-  return dynamic_cast<const soci::mysql_soci_error*>(&e);
+  return mysql_driver().as_error(e);
 }
 
 class MysqlDialect final : public Dialect {
@@ -556,7 +557,7 @@ class MysqlDialect final : public Dialect {
   void check_engine(soci::session& session, bool writes) const override {
     (void)writes;
     MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
-    const char* version = mysql_get_server_info(conn);
+    const char* version = mysql_driver().get_server_info(conn);
     const std::string why = mysql_engine_refusal(version ? version : "");
     if (!why.empty()) throw UsageError(why);
   }
@@ -565,7 +566,7 @@ class MysqlDialect final : public Dialect {
     // The client library leaves its socket inheritable: a command run by `lock` or `work`
     // would keep queuectl's connection (and a named lock on it) open after queuectl exits.
     MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
-    const int fd = static_cast<int>(mysql_get_socket(conn));
+    const int fd = static_cast<int>(mysql_driver().get_socket(conn));
     if (fd >= 0) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
     // One round trip for the settings every command needs (issue 13), then the isolation
     // level, whose SET form cannot share a statement:

@@ -3,15 +3,17 @@
 #include <libpq-fe.h>
 
 #include "core/db_url.hpp"
+#include "db/driver.hpp"
 
 namespace queuectl {
 
 std::set<std::string> libpq_keywords() {
   std::set<std::string> out;
-  PQconninfoOption* options = PQconndefaults();
+  const PostgresqlDriver& pq = postgresql_driver();
+  PQconninfoOption* options = pq.conndefaults();
   if (!options) return out;  // out of memory: the caller then refuses every parameter
   for (PQconninfoOption* o = options; o->keyword; ++o) out.insert(o->keyword);
-  PQconninfoFree(options);
+  pq.conninfo_free(options);
   return out;
 }
 

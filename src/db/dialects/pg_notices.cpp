@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "db/driver.hpp"
+
 namespace queuectl {
 namespace {
 
@@ -25,9 +27,10 @@ std::function<void(const std::string&)>& notice_log() {
 
 // libpq's notice receiver: the severity and the primary message, on one line.
 void receive_notice(void*, const PGresult* result) {
-  const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
-  const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
-  std::string message = primary ? primary : PQresultErrorMessage(result);
+  const PostgresqlDriver& pq = postgresql_driver();
+  const char* severity = pq.result_error_field(result, PG_DIAG_SEVERITY);
+  const char* primary = pq.result_error_field(result, PG_DIAG_MESSAGE_PRIMARY);
+  std::string message = primary ? primary : pq.result_error_message(result);
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
   while (!message.empty() && message.back() == ' ') message.pop_back();
@@ -39,7 +42,7 @@ void receive_notice(void*, const PGresult* result) {
 }  // namespace
 
 void route_server_notices(PGconn* conn) {
-  if (conn) PQsetNoticeReceiver(conn, receive_notice, nullptr);
+  if (conn) postgresql_driver().set_notice_receiver(conn, receive_notice, nullptr);
 }
 
 void set_server_notice_log(std::function<void(const std::string&)> log) {

@@ -23,6 +23,7 @@
 #include "core/errors.hpp"
 #include "db/dialect.hpp"
 #include "db/dialects/pg_notices.hpp"
+#include "db/driver.hpp"
 
 namespace queuectl {
 namespace {
@@ -631,8 +632,7 @@ bool starts_with(const std::string& text, const char* prefix) {
 }
 
 std::string sqlstate_of(const soci::soci_error& e) {
-  auto* err = dynamic_cast<const soci::postgresql_soci_error*>(&e);
-  return err ? err->sqlstate() : std::string();
+  return postgresql_driver().sqlstate(e);
 }
 
 class PostgresqlDialect final : public Dialect {
@@ -649,12 +649,13 @@ class PostgresqlDialect final : public Dialect {
   // writes are refused. (A standby refuses writes anyway, statement by statement, with
   // "read-only transaction"; refusing at connect says why in one line, before anything ran.)
   void check_engine(soci::session& session, bool writes) const override {
+    const PostgresqlDriver& pq = postgresql_driver();
     PGconn* conn = native(session);
     const std::string why = postgresql_engine_refusal(
-        PQserverVersion(conn), PQparameterStatus(conn, "crdb_version") != nullptr);
+        pq.server_version(conn), pq.parameter_status(conn, "crdb_version") != nullptr);
     if (!why.empty()) throw UsageError(why);
     if (!writes) return;
-    const char* standby = PQparameterStatus(conn, "in_hot_standby");
+    const char* standby = pq.parameter_status(conn, "in_hot_standby");
     bool in_recovery = standby && std::strcmp(standby, "on") == 0;
     if (!standby) {
       std::string recovery;
@@ -785,20 +786,21 @@ class PostgresqlDialect final : public Dialect {
     return static_cast<soci::postgresql_session_backend*>(session.get_backend())->conn_;
   }
   int notification_socket(soci::session& session) const override {
-    return PQsocket(native(session));
+    return postgresql_driver().socket(native(session));
   }
   std::vector<std::string> take_notifications(soci::session& session) const override {
+    const PostgresqlDriver& pq = postgresql_driver();
     PGconn* conn = native(session);
-    if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK) {
-      std::string why = PQerrorMessage(conn);
+    if (!pq.consume_input(conn) || pq.status(conn) != CONNECTION_OK) {
+      std::string why = pq.error_message(conn);
       why = why.substr(0, why.find('\n'));  // libpq adds an indented explanation below
       throw TemporaryError("lost the connection that listens for new jobs" +
                            (why.empty() ? std::string() : ": " + why));
     }
     std::vector<std::string> out;
-    while (PGnotify* n = PQnotifies(conn)) {
+    while (PGnotify* n = pq.notifies(conn)) {
       out.emplace_back(n->extra ? n->extra : "");
-      PQfreemem(n);
+      pq.freemem(n);
     }
     return out;
   }

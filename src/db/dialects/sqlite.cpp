@@ -5,6 +5,7 @@
 #include <soci/sqlite3/soci-sqlite3.h>
 
 #include "db/dialect.hpp"
+#include "db/driver.hpp"
 
 namespace queuectl {
 namespace {
@@ -451,7 +452,7 @@ class SqliteDialect final : public Dialect {
   // The busy timeout: how long a writer waits for another's write lock before SQLITE_BUSY.
   void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
     auto* backend = static_cast<soci::sqlite3_session_backend*>(session.get_backend());
-    sqlite3_busy_timeout(backend->conn_, static_cast<int>(wait.count()));
+    sqlite_driver().busy_timeout(backend->conn_, static_cast<int>(wait.count()));
   }
   void begin(soci::session& session) const override { session << "BEGIN IMMEDIATE"; }
   // A deferred transaction: in WAL mode its first read fixes the snapshot every later
@@ -459,23 +460,22 @@ class SqliteDialect final : public Dialect {
   void begin_snapshot(soci::session& session) const override { session << "BEGIN"; }
 
   bool is_contention(const soci::soci_error& e) const override {
-    auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
-    if (err) {
-      int code = err->result() & 0xff;
+    if (const int result = sqlite_driver().result_code(e); result >= 0) {
+      int code = result & 0xff;
       return code == SQLITE_BUSY || code == SQLITE_LOCKED;
     }
     std::string msg = e.get_error_message();
     return msg.find("database is locked") != std::string::npos;
   }
   bool is_connection_failure(const soci::soci_error& e) const override {
-    auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
-    return err && (err->result() & 0xff) == SQLITE_CANTOPEN;
+    const int result = sqlite_driver().result_code(e);
+    return result >= 0 && (result & 0xff) == SQLITE_CANTOPEN;
   }
   // A file that cannot be opened (missing folder, permissions, not a database) stays so.
   bool is_access_denied(const soci::soci_error& e) const override { return !is_contention(e); }
   bool is_constraint_violation(const soci::soci_error& e) const override {
-    auto* err = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
-    return err && (err->result() & 0xff) == SQLITE_CONSTRAINT;
+    const int result = sqlite_driver().result_code(e);
+    return result >= 0 && (result & 0xff) == SQLITE_CONSTRAINT;
   }
   // SQLite has no code of its own for it: SQLITE_ERROR with this text.
   bool is_missing_table(const soci::soci_error& e) const override {
