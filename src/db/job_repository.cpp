@@ -283,7 +283,7 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
       by_token[item.token].push_back(item.id);
   }
   std::vector<std::int64_t> lost;
-  db_.transaction([&] {
+  auto work = [&] {
     lost.clear();
     auto& s = db_.session();
     const Statements& q = db_.sql();
@@ -313,7 +313,16 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
       st.execute(true);
       if (st.get_affected_rows() == 0) lost.push_back(item->id);
     }
-  });
+  };
+  // One statement (one token, one chunk, no result) commits on its own where the dialect
+  // says so: two round trips fewer for a worker's batch of acks.
+  const bool one_statement = with_result.empty() && by_token.size() == 1 &&
+                             by_token.begin()->second.size() <= kBulkRows &&
+                             db_.sql().ack_ids.pick.empty();
+  if (one_statement && !db_.sql().ack_in_transaction)
+    db_.retrying(work);
+  else
+    db_.transaction(work);
   return lost;
 }
 
