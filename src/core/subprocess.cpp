@@ -151,7 +151,9 @@ constexpr bool kShareMemory = false;  // the sanitizers' runtimes expect a copie
 constexpr bool kShareMemory = true;
 #endif
 
-int child_entry(void* plan) { run_child(*static_cast<ChildPlan*>(plan)); }
+int child_entry(void* plan) {
+  run_child(*static_cast<ChildPlan*>(plan));
+}
 
 // Makes the child that runs run_child(plan); returns its pid, or -1 with `error` set. The
 // child shares queuectl's memory until it execs or exits, and the calling thread waits that
@@ -167,14 +169,14 @@ pid_t make_child(ChildPlan& plan, int& error) {
     return pid;
   }
   constexpr std::size_t kStack = 128 * 1024;
-  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  void* stack =
+      mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) {
     error = errno;
     return -1;
   }
-  const pid_t pid =
-      clone(child_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  const pid_t pid = clone(child_entry, static_cast<char*>(stack) + kStack,
+                          CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   error = errno;
   munmap(stack, kStack);
   return pid;

@@ -84,9 +84,6 @@ struct Statements {
   // The single-statement claim needs no explicit transaction (PostgreSQL); SQLite still
   // takes its write lock up front with BEGIN IMMEDIATE.
   bool claim_in_transaction = true;
-  // Acks that are one ack_ids.write (one token, no pick, no result) need no explicit
-  // transaction either (PostgreSQL): the statement commits on its own before it returns.
-  bool ack_in_transaction = true;
   // Writes by the holder of a lease, each guarded by :id :token (the pick binds only those)
   // -> the job's columns as the write left them.
   GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token

@@ -314,12 +314,13 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
       if (st.get_affected_rows() == 0) lost.push_back(item->id);
     }
   };
-  // One statement (one token, one chunk, no result) commits on its own where the dialect
-  // says so: two round trips fewer for a worker's batch of acks.
+  // One statement (one token, one chunk, no result) needs no explicit transaction where a
+  // single statement is atomic and committed on its own, as the claim is (PostgreSQL): two
+  // round trips fewer for a worker's batch of acks.
   const bool one_statement = with_result.empty() && by_token.size() == 1 &&
                              by_token.begin()->second.size() <= kBulkRows &&
                              db_.sql().ack_ids.pick.empty();
-  if (one_statement && !db_.sql().ack_in_transaction)
+  if (one_statement && !db_.sql().claim_in_transaction)
     db_.retrying(work);
   else
     db_.transaction(work);

@@ -116,6 +116,7 @@ struct PendingAck {
   AckItem item;
   std::string head;
   std::string done;  // the line to log once the ack has landed
+  std::chrono::steady_clock::time_point queued;
 };
 
 class Worker {
@@ -143,9 +144,13 @@ class Worker {
   // otherwise stay idle.
   bool wants_claim() const;
   int batch_min() const { return std::max(1, o_.concurrency / 2); }
-  // The queued finishing writes are due: fails and releases at once; acks once a batch has
-  // gathered, nothing is left running, a claim is to follow, or the first has waited kAckWait.
+  // The queued finishing writes are due: fails and releases at once; acks once every job of
+  // their claim has finished (one token: one statement), or all of them once nothing runs,
+  // the worker stops, or the oldest has waited kAckWait.
   bool writes_due(Clock::time_point now) const;
+  bool all_acks_due(Clock::time_point now) const;
+  // Whether an ack can go now: no job claimed with its token is still running or waiting.
+  bool claim_finished(const std::string& token) const;
   void claim_more(Clock::time_point now);
   // Jobs claimed and not started yet, besides the free slots: a few, so that a slot that
   // frees starts its next job at once instead of after an ack and a claim. Only while jobs
@@ -160,12 +165,15 @@ class Worker {
   void check_timers(Clock::time_point now);
   // Queues a finishing write of a job. `write` counts and logs its own success; every other
   // outcome is handled in flush_pending, the one place that does.
-  void queue_write(std::int64_t id, std::string head, std::string verb, std::function<void()> write);
+  void queue_write(std::int64_t id, std::string head, std::string verb,
+                   std::function<void()> write);
   // Writes what is queued, in order. A temporary error keeps the rest queued for the next
   // turn; any other failure drops that job's write (logged) and goes on with the others.
-  void flush_pending();
-  // Writes the queued acks in one transaction. False when it must wait for the next turn.
-  bool flush_acks();
+  // False when database trouble left writes for the next turn.
+  bool flush_pending(Clock::time_point now);
+  // Writes the acks that are due in one transaction. False when they must wait for the next
+  // turn (database trouble).
+  bool flush_acks(Clock::time_point now);
   // A lost lease or a deleted job found when its finishing write changed nothing, logged as
   // each write reports it.
   void report_lost(const std::string& head, const std::string& verb, bool not_found);
@@ -208,8 +216,9 @@ class Worker {
   // trouble are retried.
   std::deque<PendingWrite> pending_;
   std::vector<PendingAck> acks_;
-  Clock::time_point first_ack_at_;  // when the oldest of acks_ was queued
   static constexpr Clock::duration kAckWait = std::chrono::milliseconds(10);
+  // The last finishing writes met database trouble: no claim until they are written.
+  bool writes_failing_ = false;
   // Claimed (leases tracked by the heartbeat) and waiting for a free slot, in claim order.
   std::deque<Job> waiting_;
   // The command's file, searched in PATH once rather than at every job's exec.
@@ -295,7 +304,7 @@ bool Worker::can_claim() const {
   const auto held = static_cast<int>(running_.size() + waiting_.size());
   if (held >= o_.concurrency + prefetch()) return false;
   if (o_.max_jobs > 0 && claimed_ >= o_.max_jobs) return false;
-  return pending_.empty() && acks_.empty();
+  return pending_.empty() && !writes_failing_;
 }
 
 bool Worker::wants_claim() const {
@@ -307,11 +316,26 @@ bool Worker::wants_claim() const {
   return room >= batch_min() || (waiting_.empty() && held < o_.concurrency);
 }
 
+bool Worker::claim_finished(const std::string& token) const {
+  for (const Running& r : running_)
+    if (r.job.lock_token == token) return false;
+  for (const Job& job : waiting_)
+    if (job.lock_token == token) return false;
+  return true;
+}
+
+bool Worker::all_acks_due(Clock::time_point now) const {
+  return running_.empty() || stopping_ ||
+         (!acks_.empty() && now >= acks_.front().queued + kAckWait);
+}
+
 bool Worker::writes_due(Clock::time_point now) const {
   if (!pending_.empty()) return true;
   if (acks_.empty()) return false;
-  return static_cast<int>(acks_.size()) >= batch_min() || running_.empty() || stopping_ ||
-         now >= first_ack_at_ + kAckWait;
+  if (all_acks_due(now)) return true;
+  for (const PendingAck& a : acks_)
+    if (claim_finished(a.item.token)) return true;
+  return false;
 }
 
 void Worker::fill_slots() {
@@ -325,7 +349,8 @@ void Worker::fill_slots() {
 void Worker::claim_more(Clock::time_point now) {
   if (!can_claim() || !wants_claim() || now < next_claim_) return;
   // Free slots, and room for a few jobs to wait for the next one that frees.
-  const int room = o_.concurrency + prefetch() - static_cast<int>(running_.size() + waiting_.size());
+  const int room =
+      o_.concurrency + prefetch() - static_cast<int>(running_.size() + waiting_.size());
   int limit = o_.batch > 0 ? std::min(o_.batch, room) : room;
   if (o_.max_jobs > 0)
     limit = static_cast<int>(std::min<std::int64_t>(limit, o_.max_jobs - claimed_));
@@ -531,8 +556,8 @@ void Worker::finish(Running& r) {
                    " bytes) is not one JSON document: not stored as the result";
       }
     }
-    if (acks_.empty()) first_ack_at_ = Clock::now();
-    acks_.push_back({{job.id, token, result}, head, head + ": done (" + took + ")" + unstored});
+    acks_.push_back(
+        {{job.id, token, result}, head, head + ": done (" + took + ")" + unstored, Clock::now()});
     return;  // written with the other acks of this turn (flush_acks)
   } else {
     std::string error = (code > 128 ? "killed by signal " + std::to_string(code - 128)
@@ -567,34 +592,51 @@ void Worker::report_lost(const std::string& head, const std::string& verb, bool 
     log_(head + ": lease lost before it could be " + verb + "; another worker may run it");
 }
 
-bool Worker::flush_acks() {
+bool Worker::flush_acks(Clock::time_point now) {
   if (acks_.empty()) return true;
+  // Those due go now; the others (their claim still running) keep their order.
+  std::vector<PendingAck> due, later;
+  if (all_acks_due(now)) {
+    due.swap(acks_);
+  } else {
+    for (PendingAck& a : acks_)
+      (claim_finished(a.item.token) ? due : later).push_back(std::move(a));
+    acks_.clear();
+  }
+  if (due.empty()) {
+    acks_.swap(later);
+    return true;
+  }
   std::vector<AckItem> items;
-  items.reserve(acks_.size());
-  for (const PendingAck& a : acks_) items.push_back(a.item);
+  items.reserve(due.size());
+  for (const PendingAck& a : due) items.push_back(a.item);
   std::vector<std::int64_t> lost;
   try {
     lost = repo().ack_many(items);
   } catch (const TemporaryError& e) {
     // Nothing was written (one transaction): all of them wait for the next turn.
+    due.insert(due.end(), std::make_move_iterator(later.begin()),
+               std::make_move_iterator(later.end()));
+    acks_.swap(due);
     connection_trouble(e);
     if (abandon_) abandon_writes();
     return false;
   } catch (const std::exception&) {
     // The database refused the transaction itself: one ack at a time instead, so that only
     // the job it refuses is left to the reaper and the others are done.
-    for (PendingAck& a : acks_) {
+    acks_.swap(later);
+    for (PendingAck& a : due) {
       queue_write(a.item.id, a.head, "recorded", [this, item = a.item, done = a.done] {
         repo().ack(item);
         ++summary_.done;
         log_(done);
       });
     }
-    acks_.clear();
     return true;
   }
+  acks_.swap(later);
   std::sort(lost.begin(), lost.end());
-  for (const PendingAck& a : acks_) {
+  for (const PendingAck& a : due) {
     if (std::binary_search(lost.begin(), lost.end(), a.item.id)) {
       // Only on the failure path: one read tells a deleted job from a lost lease.
       bool gone = false;
@@ -609,12 +651,11 @@ bool Worker::flush_acks() {
     }
     heartbeat_->untrack(a.item.id);
   }
-  acks_.clear();
   return true;
 }
 
-void Worker::flush_pending() {
-  if (!flush_acks()) return;
+bool Worker::flush_pending(Clock::time_point now) {
+  if (!flush_acks(now)) return false;
   while (!pending_.empty()) {
     PendingWrite& p = pending_.front();
     try {
@@ -624,7 +665,7 @@ void Worker::flush_pending() {
       // turn, with the leases still kept alive, unless a second signal said to stop now.
       connection_trouble(e);
       if (abandon_) abandon_writes();
-      return;
+      return false;
     } catch (const LeaseLost&) {
       report_lost(p.head, p.verb, false);
     } catch (const NotFound&) {
@@ -638,6 +679,7 @@ void Worker::flush_pending() {
     heartbeat_->untrack(p.id);
     pending_.pop_front();
   }
+  return true;
 }
 
 WorkerSummary Worker::run() {
@@ -718,10 +760,9 @@ WorkerSummary Worker::run() {
     // after the idle pause an earlier empty claim set.
     if (finished_any && o_.drain && running_.empty() && waiting_.empty())
       next_claim_ = std::min(next_claim_, now);
-    const bool claim_next = wants_claim() && now >= next_claim_;
-    if ((writes_due(now) || (claim_next && !acks_.empty())) && now >= retry_pending_at) {
-      flush_pending();
-      if (!pending_.empty() || !acks_.empty()) retry_pending_at = now + std::chrono::seconds(1);
+    if (now >= retry_pending_at && writes_due(now)) {
+      writes_failing_ = !flush_pending(now) && (!pending_.empty() || !acks_.empty());
+      if (writes_failing_) retry_pending_at = now + std::chrono::seconds(1);
     }
     check_timers(now);
     open_listener(now);
@@ -742,8 +783,8 @@ WorkerSummary Worker::run() {
       wait = std::max(std::chrono::milliseconds(0), std::min(wait, d));
     };
     if (can_claim() && wants_claim()) until(next_claim_);
-    if (!pending_.empty() || !acks_.empty()) until(retry_pending_at);
-    if (!acks_.empty()) until(first_ack_at_ + kAckWait);
+    if (!pending_.empty() || writes_failing_) until(retry_pending_at);
+    if (!acks_.empty()) until(std::max(retry_pending_at, acks_.front().queued + kAckWait));
     for (const Running& r : running_) {
       if (r.deadline && !r.timed_out) until(*r.deadline);
       if (r.kill_at) until(*r.kill_at);

@@ -151,7 +151,6 @@ Statements make_statements() {
   // their group's head (kGroupHead), so one claim takes at most one job of a group; the
   // UPDATE re-checks that each row it marks is still ready.
   s.claim_in_transaction = false;  // one statement: atomic in autocommit
-  s.ack_in_transaction = false;    // likewise one ack_ids.write
   // A queue with a concurrency limit (max_processing) takes at most as many jobs as it has
   // free slots: queuectl_claim_slots (migration 5) locks the queue's settings row and
   // counts its processing jobs once that lock is held. Queues without a limit never call
