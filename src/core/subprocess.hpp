@@ -25,6 +25,10 @@ class Subprocess {
   struct Options {
     // argv[0] is searched in PATH as execvp does (a file that is not a binary runs with /bin/sh).
     std::vector<std::string> argv;
+    // The file to execute for argv[0], found beforehand (find_in_path), so that a worker that
+    // starts the same command for every job searches PATH once rather than at every exec.
+    // Empty: argv[0] is searched at each start.
+    std::string path;
     // Set in the command's environment, over what queuectl inherited.
     std::map<std::string, std::string> env;
     // Capture: `input` is written to stdin, stdout is kept (up to kMaxStdout) and the tail of
@@ -60,6 +64,9 @@ class Subprocess {
   // Why `file` (argv[0]) could not be run from this environment: searched in PATH as start
   // searches it when it has no slash, else taken as a path. Empty when it can be run.
   static std::string why_not_runnable(const std::string& file);
+  // The file start would execute for `file` (argv[0]): `file` itself when it has a slash,
+  // else the first runnable one in PATH. Empty when there is none (why_not_runnable says why).
+  static std::string find_in_path(const std::string& file);
   // Kills the process group and reaps the command, unless it was reaped already.
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;

@@ -110,6 +110,15 @@ struct PendingWrite {
   std::function<void()> write;
 };
 
+// A job whose command exited 0, waiting for its ack: the acks of all the jobs that finished
+// since the last turn are written together, in one transaction (ack_many).
+struct PendingAck {
+  AckItem item;
+  std::string head;
+  std::string done;  // the line to log once the ack has landed
+  std::chrono::steady_clock::time_point queued;
+};
+
 class Worker {
  public:
   Worker(std::unique_ptr<Database> db, const WorkerOptions& o,
@@ -124,23 +133,52 @@ class Worker {
         db_(std::move(db)) {
     db_->give_up = [] { return g_stop_signals >= 2; };
     repo_ = std::make_unique<JobRepository>(*db_);
+    command_path_ = Subprocess::find_in_path(o_.command.front());
   }
 
   WorkerSummary run();
 
  private:
   bool can_claim() const;
+  // A claim is worth its round trip: it can take a batch (half the slots), or a slot would
+  // otherwise stay idle.
+  bool wants_claim() const;
+  int batch_min() const { return std::max(1, o_.concurrency / 2); }
+  // The queued finishing writes are due: fails and releases at once; acks once every job of
+  // their claim has finished (one token: one statement), or all of them once nothing runs,
+  // the worker stops, or the oldest has waited kAckWait.
+  bool writes_due(Clock::time_point now) const;
+  bool all_acks_due(Clock::time_point now) const;
+  // Whether an ack can go now: no job claimed with its token is still running or waiting.
+  bool claim_finished(const std::string& token) const;
   void claim_more(Clock::time_point now);
+  // Jobs claimed and not started yet, besides the free slots: a few, so that a slot that
+  // frees starts its next job at once instead of after an ack and a claim. Only while jobs
+  // are short (a job claimed ahead then waits a fraction of a second for its slot); none
+  // with one slot, nor on a queue with a concurrency limit (they would hold its slots idle).
+  int prefetch() const;
+  // Starts waiting jobs while there are free slots.
+  void fill_slots();
   void start_job(const Job& job);
   void finish(Running& r);
   void stop_job(Running& r, int sig, Clock::time_point now);
   void check_timers(Clock::time_point now);
   // Queues a finishing write of a job. `write` counts and logs its own success; every other
   // outcome is handled in flush_pending, the one place that does.
-  void queue_write(const Job& job, std::string head, std::string verb, std::function<void()> write);
+  void queue_write(std::int64_t id, std::string head, std::string verb,
+                   std::function<void()> write);
   // Writes what is queued, in order. A temporary error keeps the rest queued for the next
   // turn; any other failure drops that job's write (logged) and goes on with the others.
-  void flush_pending();
+  // False when database trouble left writes for the next turn.
+  bool flush_pending(Clock::time_point now);
+  // Writes the acks that are due in one transaction. False when they must wait for the next
+  // turn (database trouble).
+  bool flush_acks(Clock::time_point now);
+  // A lost lease or a deleted job found when its finishing write changed nothing, logged as
+  // each write reports it.
+  void report_lost(const std::string& head, const std::string& verb, bool not_found);
+  // A second signal and a database in trouble: what is still queued is left to the reaper.
+  void abandon_writes();
   // Queues a release of a job that was claimed but will not run.
   void give_back(const Job& job, const std::string& why);
   JobRepository& repo();
@@ -177,8 +215,20 @@ class Worker {
   // Finishing writes (ack, fail, release) not written yet, in order; those that hit database
   // trouble are retried.
   std::deque<PendingWrite> pending_;
+  std::vector<PendingAck> acks_;
+  static constexpr Clock::duration kAckWait = std::chrono::milliseconds(10);
+  // The last finishing writes met database trouble: no claim until they are written.
+  bool writes_failing_ = false;
+  // Claimed (leases tracked by the heartbeat) and waiting for a free slot, in claim order.
+  std::deque<Job> waiting_;
+  // The command's file, searched in PATH once rather than at every job's exec.
+  std::string command_path_;
+  // How long jobs have been running lately (a moving average of the finished ones), and
+  // below what jobs are claimed ahead of a free slot.
+  std::optional<Clock::duration> typical_run_;
+  static constexpr Clock::duration kShortJob = std::chrono::milliseconds(500);
   WorkerSummary summary_;
-  std::int64_t claimed_ = 0;
+  std::int64_t claimed_ = 0;  // started or waiting
   Clock::time_point next_claim_ = Clock::now();
   Duration idle_ = Duration();
   bool stopping_ = false;
@@ -244,17 +294,64 @@ void Worker::read_notifications(Clock::time_point now) {
   }
 }
 
+int Worker::prefetch() const {
+  if (limited_ || !typical_run_ || *typical_run_ >= kShortJob) return 0;
+  return o_.concurrency / 2;
+}
+
 bool Worker::can_claim() const {
   if (stopping_ || drained_) return false;
-  if (static_cast<int>(running_.size()) >= o_.concurrency) return false;
+  const auto held = static_cast<int>(running_.size() + waiting_.size());
+  if (held >= o_.concurrency + prefetch()) return false;
   if (o_.max_jobs > 0 && claimed_ >= o_.max_jobs) return false;
-  return pending_.empty();
+  return pending_.empty() && !writes_failing_;
+}
+
+bool Worker::wants_claim() const {
+  if (stopping_ || drained_) return false;
+  if (o_.max_jobs > 0 && claimed_ >= o_.max_jobs) return false;
+  const auto held = static_cast<int>(running_.size() + waiting_.size());
+  const int room = o_.concurrency + prefetch() - held;
+  if (room <= 0) return false;
+  return room >= batch_min() || (waiting_.empty() && held < o_.concurrency);
+}
+
+bool Worker::claim_finished(const std::string& token) const {
+  for (const Running& r : running_)
+    if (r.job.lock_token == token) return false;
+  for (const Job& job : waiting_)
+    if (job.lock_token == token) return false;
+  return true;
+}
+
+bool Worker::all_acks_due(Clock::time_point now) const {
+  return running_.empty() || stopping_ ||
+         (!acks_.empty() && now >= acks_.front().queued + kAckWait);
+}
+
+bool Worker::writes_due(Clock::time_point now) const {
+  if (!pending_.empty()) return true;
+  if (acks_.empty()) return false;
+  if (all_acks_due(now)) return true;
+  for (const PendingAck& a : acks_)
+    if (claim_finished(a.item.token)) return true;
+  return false;
+}
+
+void Worker::fill_slots() {
+  while (!waiting_.empty() && static_cast<int>(running_.size()) < o_.concurrency) {
+    const Job job = std::move(waiting_.front());
+    waiting_.pop_front();
+    start_job(job);
+  }
 }
 
 void Worker::claim_more(Clock::time_point now) {
-  if (!can_claim() || now < next_claim_) return;
-  int free = o_.concurrency - static_cast<int>(running_.size());
-  int limit = o_.batch > 0 ? std::min(o_.batch, free) : free;
+  if (!can_claim() || !wants_claim() || now < next_claim_) return;
+  // Free slots, and room for a few jobs to wait for the next one that frees.
+  const int room =
+      o_.concurrency + prefetch() - static_cast<int>(running_.size() + waiting_.size());
+  int limit = o_.batch > 0 ? std::min(o_.batch, room) : room;
   if (o_.max_jobs > 0)
     limit = static_cast<int>(std::min<std::int64_t>(limit, o_.max_jobs - claimed_));
   std::vector<Job> jobs;
@@ -271,7 +368,7 @@ void Worker::claim_more(Clock::time_point now) {
   }
   if (jobs.empty()) {
     note_if_paused();
-    if (o_.drain && running_.empty()) {
+    if (o_.drain && running_.empty() && waiting_.empty()) {
       drained_ = true;
       return;
     }
@@ -289,7 +386,13 @@ void Worker::claim_more(Clock::time_point now) {
   }
   idle_ = Duration();
   paused_noted_ = false;
-  for (const Job& job : jobs) start_job(job);
+  for (Job& job : jobs) {
+    // The lease runs from the claim: kept alive while the job waits for a slot and runs.
+    ++claimed_;
+    heartbeat_->track(job.id, job.lock_token.value_or(""));
+    waiting_.push_back(std::move(job));
+  }
+  fill_slots();
 }
 
 void Worker::note_if_paused() {
@@ -310,20 +413,19 @@ void Worker::note_if_paused() {
 void Worker::give_back(const Job& job, const std::string& why) {
   const std::string token = job.lock_token.value_or("");
   const std::string head = "job " + std::to_string(job.id);
-  queue_write(job, head, "released", [this, job, token, head, why] {
+  queue_write(job.id, head, "released", [this, job, token, head, why] {
     repo().release(job.id, token);
     ++summary_.released;
     log_(head + ": released, " + why);
   });
 }
 
-void Worker::queue_write(const Job& job, std::string head, std::string verb,
+void Worker::queue_write(std::int64_t id, std::string head, std::string verb,
                          std::function<void()> write) {
-  pending_.push_back({job.id, std::move(head), std::move(verb), std::move(write)});
+  pending_.push_back({id, std::move(head), std::move(verb), std::move(write)});
 }
 
 void Worker::start_job(const Job& job) {
-  ++claimed_;
   std::map<std::string, std::string> env = {
       {"QUEUECTL_JOB_ID", std::to_string(job.id)},
       {"QUEUECTL_QUEUE", job.queue},
@@ -336,9 +438,9 @@ void Worker::start_job(const Job& job) {
   r.job = job;
   r.started = Clock::now();
   if (o_.timeout) r.deadline = r.started + o_.timeout->chrono();
-  heartbeat_->track(job.id, job.lock_token.value_or(""));
   Subprocess::Options options;
   options.argv = o_.command;
+  options.path = command_path_;
   options.env = std::move(env);
   options.capture = true;
   options.input = job.payload;
@@ -396,7 +498,9 @@ void Worker::finish(Running& r) {
   const std::string token = job.lock_token.value_or("");
   const std::string head = "job " + std::to_string(job.id) + " attempt " +
                            std::to_string(job.attempts) + "/" + std::to_string(job.max_attempts);
-  const std::string took = seconds(Clock::now() - r.started);
+  const Clock::duration ran = Clock::now() - r.started;
+  const std::string took = seconds(ran);
+  typical_run_ = typical_run_ ? (*typical_run_ * 7 + ran) / 8 : ran;
   const int code = r.child->exit_code();
   std::function<void()> write;
   const auto fail_write = [this, job, token, head](std::string error, std::string what) {
@@ -452,11 +556,9 @@ void Worker::finish(Running& r) {
                    " bytes) is not one JSON document: not stored as the result";
       }
     }
-    write = [this, job, token, head, took, result, unstored] {
-      repo().ack({job.id, token, result});
-      ++summary_.done;
-      log_(head + ": done (" + took + ")" + unstored);
-    };
+    acks_.push_back(
+        {{job.id, token, result}, head, head + ": done (" + took + ")" + unstored, Clock::now()});
+    return;  // written with the other acks of this turn (flush_acks)
   } else {
     std::string error = (code > 128 ? "killed by signal " + std::to_string(code - 128)
                                     : "exit code " + std::to_string(code));
@@ -468,10 +570,92 @@ void Worker::finish(Running& r) {
                                   " (" + took + ")");
   }
   // The lease stays tracked (and extended) until the finishing write has landed.
-  queue_write(job, head, r.release_on_exit ? "released" : "recorded", write);
+  queue_write(job.id, head, r.release_on_exit ? "released" : "recorded", write);
 }
 
-void Worker::flush_pending() {
+void Worker::abandon_writes() {
+  const std::size_t left = pending_.size() + acks_.size();
+  summary_.lost += static_cast<std::int64_t>(left);
+  log_("stopping at once: " + std::to_string(left) +
+       " job outcome(s) not recorded; their leases run out and the reaper returns them");
+  for (const PendingWrite& p : pending_) heartbeat_->untrack(p.id);
+  for (const PendingAck& a : acks_) heartbeat_->untrack(a.item.id);
+  pending_.clear();
+  acks_.clear();
+}
+
+void Worker::report_lost(const std::string& head, const std::string& verb, bool not_found) {
+  ++summary_.lost;
+  if (not_found)
+    log_(head + ": gone (deleted meanwhile) before it could be " + verb);
+  else
+    log_(head + ": lease lost before it could be " + verb + "; another worker may run it");
+}
+
+bool Worker::flush_acks(Clock::time_point now) {
+  if (acks_.empty()) return true;
+  // Those due go now; the others (their claim still running) keep their order.
+  std::vector<PendingAck> due, later;
+  if (all_acks_due(now)) {
+    due.swap(acks_);
+  } else {
+    for (PendingAck& a : acks_)
+      (claim_finished(a.item.token) ? due : later).push_back(std::move(a));
+    acks_.clear();
+  }
+  if (due.empty()) {
+    acks_.swap(later);
+    return true;
+  }
+  std::vector<AckItem> items;
+  items.reserve(due.size());
+  for (const PendingAck& a : due) items.push_back(a.item);
+  std::vector<std::int64_t> lost;
+  try {
+    lost = repo().ack_many(items);
+  } catch (const TemporaryError& e) {
+    // Nothing was written (one transaction): all of them wait for the next turn.
+    due.insert(due.end(), std::make_move_iterator(later.begin()),
+               std::make_move_iterator(later.end()));
+    acks_.swap(due);
+    connection_trouble(e);
+    if (abandon_) abandon_writes();
+    return false;
+  } catch (const std::exception&) {
+    // The database refused the transaction itself: one ack at a time instead, so that only
+    // the job it refuses is left to the reaper and the others are done.
+    acks_.swap(later);
+    for (PendingAck& a : due) {
+      queue_write(a.item.id, a.head, "recorded", [this, item = a.item, done = a.done] {
+        repo().ack(item);
+        ++summary_.done;
+        log_(done);
+      });
+    }
+    return true;
+  }
+  acks_.swap(later);
+  std::sort(lost.begin(), lost.end());
+  for (const PendingAck& a : due) {
+    if (std::binary_search(lost.begin(), lost.end(), a.item.id)) {
+      // Only on the failure path: one read tells a deleted job from a lost lease.
+      bool gone = false;
+      try {
+        gone = !repo().find(a.item.id).has_value();
+      } catch (const std::exception&) {
+      }
+      report_lost(a.head, "recorded", gone);
+    } else {
+      ++summary_.done;
+      log_(a.done);
+    }
+    heartbeat_->untrack(a.item.id);
+  }
+  return true;
+}
+
+bool Worker::flush_pending(Clock::time_point now) {
+  if (!flush_acks(now)) return false;
   while (!pending_.empty()) {
     PendingWrite& p = pending_.front();
     try {
@@ -480,20 +664,12 @@ void Worker::flush_pending() {
       // Contention or a lost connection: this write and those after it wait for the next
       // turn, with the leases still kept alive, unless a second signal said to stop now.
       connection_trouble(e);
-      if (abandon_) {
-        summary_.lost += static_cast<std::int64_t>(pending_.size());
-        log_("stopping at once: " + std::to_string(pending_.size()) +
-             " job outcome(s) not recorded; their leases run out and the reaper returns them");
-        for (const PendingWrite& left : pending_) heartbeat_->untrack(left.id);
-        pending_.clear();
-      }
-      return;
+      if (abandon_) abandon_writes();
+      return false;
     } catch (const LeaseLost&) {
-      ++summary_.lost;
-      log_(p.head + ": lease lost before it could be " + p.verb + "; another worker may run it");
+      report_lost(p.head, p.verb, false);
     } catch (const NotFound&) {
-      ++summary_.lost;
-      log_(p.head + ": gone (deleted meanwhile) before it could be " + p.verb);
+      report_lost(p.head, p.verb, true);
     } catch (const std::exception& e) {
       // The database refused the write itself: retrying cannot help. The lease runs out and
       // the reaper hands the job out again; the other jobs' writes go on.
@@ -503,6 +679,7 @@ void Worker::flush_pending() {
     heartbeat_->untrack(p.id);
     pending_.pop_front();
   }
+  return true;
 }
 
 WorkerSummary Worker::run() {
@@ -511,6 +688,12 @@ WorkerSummary Worker::run() {
   int wake_fd = signals.write_fd();
   heartbeat_ = std::make_unique<Heartbeat>(
       url_, o_.lease, [wake_fd] { (void)!write(wake_fd, "h", 1); }, log_);
+  // A queue with a concurrency limit gets no jobs claimed ahead: known before the first claim.
+  try {
+    limited_ = AdminRepository(*db_).settings(o_.queue).max_processing.has_value();
+  } catch (const std::exception&) {
+    // Only a hint: the first claim reports the connection's trouble; an empty one reads it again.
+  }
   Clock::time_point retry_pending_at = Clock::now();
   int handled_signals = 0;
   while (true) {
@@ -525,6 +708,9 @@ WorkerSummary Worker::run() {
         if (!running_.empty())
           log_("stopping: waiting up to " + o_.grace.str() + " for " +
                std::to_string(running_.size()) + " running job(s)");
+        // Claimed ahead and not started: given back at once, the attempt returned.
+        for (const Job& job : waiting_) give_back(job, "not started before shutdown");
+        waiting_.clear();
       }
       if (handled_signals >= 2 && !abandon_) {
         grace_deadline_ = now;
@@ -537,12 +723,21 @@ WorkerSummary Worker::run() {
           }
       }
     }
-    for (auto id : heartbeat_->take_lost())
+    for (auto id : heartbeat_->take_lost()) {
       for (Running& r : running_)
         if (r.job.id == id && !r.lease_lost) {
           r.lease_lost = true;
           stop_job(r, SIGTERM, now);
         }
+      for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+        if (it->id == id) {
+          ++summary_.lost;
+          log_("job " + std::to_string(id) + ": lease lost before it started; not run");
+          waiting_.erase(it);
+          break;
+        }
+    }
+    bool finished_any = false;
     for (auto it = running_.begin(); it != running_.end();) {
       try {
         it->child->reap();
@@ -552,21 +747,30 @@ WorkerSummary Worker::run() {
       if (it->child->finished() || it->wait_error) {
         finish(*it);
         it = running_.erase(it);
+        finished_any = true;
         // At the queue's limit, the slot this job held is the one to take.
         if (limited_) next_claim_ = now;
       } else {
         ++it;
       }
     }
-    if (!pending_.empty() && now >= retry_pending_at) {
-      flush_pending();
-      if (!pending_.empty()) retry_pending_at = now + std::chrono::seconds(1);
+    // Freed slots take the jobs already claimed before anything is written or claimed.
+    if (!stopping_) fill_slots();
+    // Draining: the last job is done, so whether anything is left is asked now rather than
+    // after the idle pause an earlier empty claim set.
+    if (finished_any && o_.drain && running_.empty() && waiting_.empty())
+      next_claim_ = std::min(next_claim_, now);
+    if (now >= retry_pending_at && writes_due(now)) {
+      writes_failing_ = !flush_pending(now) && (!pending_.empty() || !acks_.empty());
+      if (writes_failing_) retry_pending_at = now + std::chrono::seconds(1);
     }
     check_timers(now);
     open_listener(now);
     claim_more(now);
     bool limit_reached = o_.max_jobs > 0 && claimed_ >= o_.max_jobs;
-    if (running_.empty() && pending_.empty() && (stopping_ || drained_ || limit_reached)) break;
+    if (running_.empty() && waiting_.empty() && pending_.empty() && acks_.empty() &&
+        (stopping_ || drained_ || limit_reached))
+      break;
 
     // Sleep until something happens: output, an exit, a signal, or the next timer.
     std::vector<pollfd> fds{{signals.read_fd(), POLLIN, 0}};
@@ -578,8 +782,9 @@ WorkerSummary Worker::run() {
       auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - now);
       wait = std::max(std::chrono::milliseconds(0), std::min(wait, d));
     };
-    if (can_claim()) until(next_claim_);
-    if (!pending_.empty()) until(retry_pending_at);
+    if (can_claim() && wants_claim()) until(next_claim_);
+    if (!pending_.empty() || writes_failing_) until(retry_pending_at);
+    if (!acks_.empty()) until(std::max(retry_pending_at, acks_.front().queued + kAckWait));
     for (const Running& r : running_) {
       if (r.deadline && !r.timed_out) until(*r.deadline);
       if (r.kill_at) until(*r.kill_at);

@@ -19,7 +19,7 @@ struct WorkerOptions {
   std::string queue;
   std::vector<std::string> command;
   int concurrency = 1;
-  int batch = 0;  // jobs per claim; 0 = as many as there are free slots
+  int batch = 0;  // jobs per claim at most; 0 = the free slots and those claimed ahead
   Duration lease = Duration::seconds(30);
   std::optional<Duration> timeout;  // per job
   std::int64_t max_jobs = 0;        // 0 = no limit
@@ -39,11 +39,14 @@ struct WorkerSummary {
 };
 
 // Runs until --drain finds nothing, --max-jobs is reached, or SIGTERM/SIGINT (then
-// finishes or releases running jobs). `db` becomes the worker's connection for claims and
-// finishing writes (opened again from its URL after connection trouble); the heartbeat and,
-// on PostgreSQL, the listener open one each: three at most. `log` receives one line per job
-// and event, `debug` what only -v shows (wake-ups), `job_stderr` each line a job's command
-// writes to its stderr, prefixed `job ID: ` (none: the lines are only kept for last_error).
+// finishes or releases running jobs, and releases at once those claimed ahead). While jobs
+// are short, claims take up to concurrency / 2 jobs beyond the free slots, held under their
+// leases until a slot frees; the acks of jobs that finished together go in one statement. `db`
+// becomes the worker's connection for claims and finishing writes (opened again from its URL after
+// connection trouble); the heartbeat and, on PostgreSQL, the listener open one each: three at most.
+// `log` receives one line per job and event, `debug` what only -v shows (wake-ups), `job_stderr`
+// each line a job's command writes to its stderr, prefixed `job ID: ` (none: the lines are only
+// kept for last_error).
 WorkerSummary run_worker(std::unique_ptr<Database> db, const WorkerOptions& options,
                          const std::function<void(const std::string&)>& log,
                          const std::function<void(const std::string&)>& debug = {},

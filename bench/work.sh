@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# bench/work.sh — how close `queuectl work` comes to the bare process spawn it is built on,
+# on SQLite, PostgreSQL and MariaDB (issue "Speed where users feel it").
+#
+#   bash bench/work.sh                     # from the repository root (or anywhere)
+#   QUEUECTL=/path/to/queuectl bash bench/work.sh   # a binary already built
+#
+# Builds queuectl in $BUILD_DIR (default: build) unless $QUEUECTL names a binary, starts
+# throwaway servers with scripts/test-servers.sh in a temporary directory (stopped and
+# removed on exit), then runs $ROUNDS rounds. Each round measures, one after the other:
+#   floor   seq N | xargs -P8 -I{} true        N spawns of a trivial binary, 8 at a time
+#   work    queuectl -q -o json work bench --concurrency 8 --drain -- true
+#           over N jobs enqueued just before (not timed), on each backend; the summary it
+#           prints must count all N done
+# and reports jobs per second and the ratio work / floor of the same round; the table shows
+# the medians of the rounds. The floor is what any worker that runs one process per job
+# must pay; the ratio is the share of it queuectl keeps (1.0 = no cost over the spawn).
+# Nothing here asserts a time: the machine is shared and noisy; read the ratios.
+#
+# Knobs (environment): BUILD_DIR, QUEUECTL, N (2000), ROUNDS (3), CONCURRENCY (8),
+# BACKENDS ("sqlite postgresql mysql"), KEEP_TMP=1.
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+BUILD_DIR=${BUILD_DIR:-build}
+[[ $BUILD_DIR = /* ]] || BUILD_DIR=$ROOT/$BUILD_DIR
+N=${N:-2000}
+ROUNDS=${ROUNDS:-3}
+CONCURRENCY=${CONCURRENCY:-8}
+BACKENDS=${BACKENDS:-sqlite postgresql mysql}
+
+say() { printf '== %s\n' "$*" >&2; }
+die() { echo "bench/work.sh: $*" >&2; exit 1; }
+
+if [[ -n ${QUEUECTL:-} ]]; then
+  Q=$QUEUECTL
+else
+  say "building queuectl in $BUILD_DIR"
+  [[ -f $BUILD_DIR/CMakeCache.txt ]] ||
+    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD_DIR" -j2 --target queuectl >/dev/null
+  Q=$BUILD_DIR/queuectl
+fi
+[[ -x $Q ]] || die "no queuectl binary at $Q"
+
+TMP=$(mktemp -d /tmp/queuectl-work-bench.XXXXXX)
+chmod 755 "$TMP"
+cleanup() {
+  bash "$ROOT/scripts/test-servers.sh" stop "$TMP/servers" >/dev/null 2>&1 || true
+  [[ ${KEEP_TMP:-0} = 1 ]] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$TMP/servers"
+if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
+  say "starting throwaway servers in $TMP/servers"
+  eval "$(bash "$ROOT/scripts/test-servers.sh" start "$TMP/servers")"
+fi
+declare -A URL=([sqlite]="sqlite:$TMP/q.db" [postgresql]=${QUEUECTL_TEST_PG_URL:-}
+                [mysql]=${QUEUECTL_TEST_MYSQL_URL:-})
+for b in $BACKENDS; do "$Q" --db "${URL[$b]}" -q migrate; done
+
+# The jobs: N lines of NDJSON, enqueued in one transaction before each timed run.
+for ((i = 0; i < N; i++)); do echo '{"payload":{}}'; done >"$TMP/jobs.ndjson"
+
+now_ns() { date +%s%N; }
+jobs_per_s() { awk -v n="$N" -v s="$1" -v e="$2" 'BEGIN { printf "%.0f", n / ((e - s) / 1e9) }'; }
+
+declare -A RATE RATIO
+for ((r = 1; r <= ROUNDS; r++)); do
+  start=$(now_ns)
+  seq "$N" | xargs -P"$CONCURRENCY" -I{} true
+  end=$(now_ns)
+  floor=$(jobs_per_s "$start" "$end")
+  RATE[floor,$r]=$floor
+  echo "round=$r what=floor jobs_per_s=$floor"
+  for b in $BACKENDS; do
+    "$Q" --db "${URL[$b]}" -q enqueue bench --from "$TMP/jobs.ndjson" >/dev/null
+    start=$(now_ns)
+    summary=$("$Q" --db "${URL[$b]}" -q -o json work bench --concurrency "$CONCURRENCY" --drain \
+      -- true) || die "$b: work failed: $summary"
+    end=$(now_ns)
+    done_jobs=$(sed -n 's/.*"done": *\([0-9]*\).*/\1/p' <<<"$summary")
+    [[ $done_jobs == "$N" ]] || die "$b: work did $done_jobs of $N jobs: $summary"
+    RATE[$b,$r]=$(jobs_per_s "$start" "$end")
+    RATIO[$b,$r]=$(awk -v a="${RATE[$b,$r]}" -v f="$floor" 'BEGIN { printf "%.2f", a / f }')
+    echo "round=$r what=$b jobs_per_s=${RATE[$b,$r]} ratio_to_floor=${RATIO[$b,$r]}"
+  done
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo
+echo "| \`work --concurrency $CONCURRENCY -- true\`, median of $ROUNDS rounds of $N jobs | jobs/s | floor (xargs -P$CONCURRENCY) jobs/s | ratio to the floor |"
+echo "|---|---:|---:|---:|"
+floors=()
+for ((r = 1; r <= ROUNDS; r++)); do floors+=("${RATE[floor,$r]}"); done
+for b in $BACKENDS; do
+  rates=() ratios=()
+  for ((r = 1; r <= ROUNDS; r++)); do rates+=("${RATE[$b,$r]}"); ratios+=("${RATIO[$b,$r]}"); done
+  echo "| $b | $(median "${rates[@]}") | $(median "${floors[@]}") | $(median "${ratios[@]}")x |"
+done

@@ -1,0 +1,153 @@
+// The faster paths of `queuectl work` keep its behaviour: the acks of jobs that finished
+// together are written as one batch, jobs are claimed ahead of a free slot, and those
+// claimed ahead but not started are given back at shutdown. Runs unchanged on every backend.
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+#include "cli/fault_helpers.hpp"
+
+namespace queuectl::testing::cli {
+
+namespace {
+
+// The id of the job whose payload is `payload`, among `ids` (0: none).
+std::int64_t job_with_payload(const std::string& url, const std::vector<std::int64_t>& ids,
+                              const json& payload) {
+  for (std::int64_t id : ids)
+    if (show(url, id)["payload"] == payload) return id;
+  return 0;
+}
+
+std::vector<std::int64_t> enqueue_payloads(const std::string& url,
+                                           const std::vector<std::string>& payloads) {
+  std::vector<std::int64_t> ids;
+  for (const std::string& p : payloads) ids.push_back(id_of(enqueue(url, "q", p)));
+  return ids;
+}
+
+}  // namespace
+
+// Six jobs claimed together and finished together: the one whose command exits 3 is failed
+// (retry later, its stderr kept), the five others are acked in the same turn.
+TEST_CASE("cli: work: in one batch, a failing job is failed and the others are acked") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const auto ids = enqueue_payloads(url, {R"({"n":1})", R"({"n":2})", R"({"fail":true})",
+                                          R"({"n":4})", R"({"n":5})", R"({"n":6})"});
+  const std::int64_t bad = job_with_payload(url, ids, json{{"fail", true}});
+  REQUIRE(bad > 0);
+  RunResult r =
+      queuectl(url, {"-o", "json", "work", "q", "--concurrency", "8", "--drain", "--", "sh", "-c",
+                     "case \"$(cat)\" in *fail*) echo broken >&2; exit 3;; esac"});
+  INFO(dump(r));
+  CHECK(r.exit_code == 1);  // --drain: a job failed
+  json summary = parse(r.out);
+  CHECK(summary["done"] == 5);
+  CHECK(summary["failed"] == 1);
+  CHECK(summary["lost"] == 0);
+  CHECK(lines_with(r.err, ": done (").size() == 5);
+  CHECK(lines_with(r.err, "failed with exit 3").size() == 1);
+  for (std::int64_t id : ids) {
+    json job = show(url, id);
+    INFO(job.dump());
+    CHECK(job["attempts"] == 1);
+    if (id == bad) {
+      CHECK(job["status"] == "ready");
+      CHECK(contains(job["last_error"].get<std::string>(), "exit code 3: broken"));
+    } else {
+      CHECK(job["status"] == "done");
+    }
+  }
+}
+
+// One job loses its lease while its command runs (the command cancels its own job, as an
+// operator's `cancel --force` would) and still exits 0. The five jobs were claimed together
+// and end together (each waits for the same file, made once the cancel has landed), so
+// their acks go as one batch: it reports that job alone as lost; the others are done.
+TEST_CASE("cli: work: a lost lease in a batch of acks is reported for that job only") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string go = dir.path() + "/go";
+  const auto ids = enqueue_payloads(
+      url, {R"({"n":1})", R"({"n":2})", R"({"cancel":true})", R"({"n":4})", R"({"n":5})"});
+  const std::int64_t stolen = job_with_payload(url, ids, json{{"cancel", true}});
+  REQUIRE(stolen > 0);
+  const std::string cancel = std::string("'") + QUEUECTL_BINARY + "' --db '" + url +
+                             "' -q cancel \"$QUEUECTL_JOB_ID\" --force >/dev/null";
+  const std::string wait_go = "while [ ! -e '" + go + "' ]; do sleep 0.01; done";
+  // A long lease: no heartbeat beat (every 20s) comes between the cancel and the ack.
+  auto run = queuectl_async(
+      url, {"-o", "json", "work", "q", "--concurrency", "8", "--drain", "--lease", "1m", "--", "sh",
+            "-c", "case \"$(cat)\" in *cancel*) " + cancel + ";; esac; " + wait_go});
+  REQUIRE_MESSAGE(wait_until([&] { return status_of(url, stolen) == "canceled"; }),
+                  "the command never canceled its job");
+  touch(go);
+  RunResult r = run.get();
+  INFO(dump(r));
+  CHECK(r.exit_code == 0);
+  json summary = parse(r.out);
+  CHECK(summary["done"] == 4);
+  CHECK(summary["lost"] == 1);
+  CHECK(summary["failed"] == 0);
+  const auto lost = lines_with(r.err, "lease lost before it could be recorded");
+  REQUIRE(lost.size() == 1);
+  CHECK(contains(lost[0], "job " + std::to_string(stolen) + " "));
+  CHECK(lines_with(r.err, ": done (").size() == 4);
+  CHECK(status_of(url, stolen) == "canceled");
+  for (std::int64_t id : ids)
+    if (id != stolen) CHECK(status_of(url, id) == "done");
+}
+
+// Two slots: once short jobs have run, a third job is claimed ahead of a free slot while two
+// slow ones run. SIGTERM gives that one back at once (ready, the attempt returned); the
+// running ones finish within --grace and are acked; the last job is never claimed.
+TEST_CASE("cli: work: a job claimed ahead and not started is released at shutdown") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  const std::string go = dir.path() + "/go", started = dir.path() + "/started",
+                    log = dir.path() + "/worker.log";
+  enqueue_many(url, "q", 4);  // short ones, first in claim order
+  for (int i = 0; i < 4; ++i) enqueue(url, "q", R"({"slow":true})");
+  int worker = cleanup.child(
+      spawn_queuectl(url,
+                     {"work", "q", "--concurrency", "2", "--grace", "60s", "--", "sh", "-c",
+                      "case \"$(cat)\" in *slow*) echo \"$QUEUECTL_JOB_ID\" >> '" + started +
+                          "'; " + wait_for_file(go) + ";; esac"},
+                     log));
+  // Two slow jobs running, one more claimed and waiting for a slot.
+  REQUIRE_MESSAGE(wait_until([&] { return read_lines(started).size() == 2; }),
+                  "the slow jobs never started: " << read_text(log));
+  REQUIRE_MESSAGE(wait_until([&] { return jobs_with_status(fixture, 1) == 3; }),
+                  "no job was claimed ahead: " << read_text(log));
+  CHECK(read_lines(started).size() == 2);  // the third is claimed, not started
+
+  kill(worker, SIGTERM);
+  REQUIRE_MESSAGE(
+      wait_until([&] { return contains(read_text(log), "not started before shutdown"); }),
+      "the job claimed ahead was not given back: " << read_text(log));
+  // Given back before the running ones finish: only those two are processing now.
+  CHECK(jobs_with_status(fixture, 1) == 2);
+  touch(go);
+  int code = wait_child(cleanup, worker);
+  const std::string text = read_text(log);
+  INFO(text);
+  CHECK(code == 0);
+  CHECK(contains(text, "6 done, 0 failed, 0 timed out, 1 released, 0 lost"));
+  CHECK(read_lines(started).size() == 2);  // the released one never ran
+  CHECK(jobs_with_status(fixture, 2) == 6);
+  CHECK(jobs_with_status(fixture, 0) == 2);  // the released one, and the one never claimed
+  const auto released = lines_with(text, "not started before shutdown");
+  REQUIRE(released.size() == 1);
+  const std::int64_t id = std::stoll(released[0].substr(released[0].find("job ") + 4));
+  json job = show(url, id);
+  INFO(job.dump());
+  CHECK(job["status"] == "ready");
+  CHECK(job["attempts"] == 0);
+  CHECK(job["payload"] == json{{"slow", true}});
+}
+
+}  // namespace queuectl::testing::cli
