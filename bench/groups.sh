@@ -102,6 +102,9 @@ fi
 PG_URL=${PG_URL:-${QUEUECTL_TEST_PG_URL:-}}
 MYSQL_URL=${MYSQL_URL:-${QUEUECTL_TEST_MYSQL_URL:-}}
 SQLITE_URL="sqlite://$TMP/queuectl_bench.db"
+# queuectl opens only an existing SQLite file (a mistyped path is an error, not a new
+# database): an empty file is one, and group_bench migrates it.
+: >"$TMP/queuectl_bench.db"
 
 url_for() {
   case $1 in

@@ -86,21 +86,22 @@ constexpr const char* kUnpausedQueue = R"((
 
 // A ready job `j` with a group key is its group's head and may run: no job of its group is
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
-// queue is in strict mode, no older one has failed. The first NOT EXISTS asks both of the
-// first two at once, in one probe of the partial index job_queue_groups (queue, group_key,
-// status, id) that reads the group's ready and processing entries. Jobs without a key
-// pass at once. The sub-selects read the statement's snapshot and lock nothing: a head
-// that another claimer holds is skipped by SKIP LOCKED, and its followers stay blocked by
-// it. ("status IN (0, 1)" is also what keeps the probe on job_queue_groups: asked for
-// status = 1 alone, the planner preferred the smaller job_queue_processing (queue), and
-// each probe then read every processing row of the queue, 200 rows a candidate with two
-// workers claiming 100 each. k.id <> j.id keeps it a per-row probe: without it the
-// planner may hash every such row of the table on each claim.)
+// queue is in strict mode, no older one has failed. Each NOT EXISTS is one index probe:
+// the first of job_queue_processing_groups (queue, group_key, id) over processing rows
+// (migration 8; before it, the planner could answer it from an index of the queue alone
+// and read every processing row of the queue for each candidate), the others of the
+// partial index job_queue_groups (queue, group_key, status, id). Jobs without a key pass
+// at once. The sub-selects read the statement's snapshot and lock nothing: a head that
+// another claimer holds is skipped by SKIP LOCKED, and its followers stay blocked by it.
+// (k.id <> j.id, true of any processing row, keeps the first probe a per-row index probe:
+// without it the planner may hash every processing row of the table on each claim.)
 constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
            NOT EXISTS (SELECT 1 FROM job_queue k
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key
-                          AND k.status IN (0, 1) AND k.id <> j.id
-                          AND (k.status = 1 OR k.id < j.id))
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
+                          AND k.id <> j.id)
+       AND NOT EXISTS (SELECT 1 FROM job_queue k
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
+                          AND k.id < j.id)
        AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
                          WHERE p.queue = j.queue AND p.strict_groups)
                 AND EXISTS (SELECT 1 FROM job_queue k
