@@ -37,18 +37,9 @@ cmake --build "$BUILD_DIR" -j"$(nproc)" --target queue_bench queuectl >&2
 QB=$BUILD_DIR/bench/queue_bench
 QC=$BUILD_DIR/queuectl
 
-TMP=$(mktemp -d /tmp/qenqueue.XXXXXX)
-cleanup() {
-  local rc=$?
-  "$ROOT/scripts/test-servers.sh" stop "$TMP" >/dev/null 2>&1 || true
-  [[ ${KEEP_TMP:-0} == 1 ]] && echo "bench/enqueue.sh: kept $TMP" >&2 || rm -rf -- "$TMP"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-say "starting throwaway servers in $TMP"
-server_env=$("$ROOT/scripts/test-servers.sh" start "$TMP") || die "the servers did not start"
-eval "$server_env"
+# shellcheck source=bench/servers.sh
+source "$ROOT/bench/servers.sh"
+bench_servers qenqueue
 URL=$QUEUECTL_TEST_PG_URL
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -tA "$URL")
 

@@ -45,18 +45,9 @@ QC=$BUILD_DIR/queuectl
 PGBENCH=$PG_BIN/pgbench
 [[ -x $PGBENCH ]] || PGBENCH=$(command -v pgbench) || die "pgbench not found"
 
-TMP=$(mktemp -d /tmp/qpipe.XXXXXX)
-cleanup() {
-  local rc=$?
-  "$ROOT/scripts/test-servers.sh" stop "$TMP" >/dev/null 2>&1 || true
-  [[ ${KEEP_TMP:-0} == 1 ]] && echo "bench/pipe.sh: kept $TMP" >&2 || rm -rf -- "$TMP"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-say "starting throwaway servers in $TMP"
-server_env=$("$ROOT/scripts/test-servers.sh" start "$TMP") || die "the servers did not start"
-eval "$server_env"
+# shellcheck source=bench/servers.sh
+source "$ROOT/bench/servers.sh"
+bench_servers qpipe
 URL=$QUEUECTL_TEST_PG_URL
 pg_env_from_url "$URL"
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -tA)
