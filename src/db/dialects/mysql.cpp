@@ -252,7 +252,6 @@ Statements make_statements() {
       FROM job_queue FORCE INDEX (ix_job_queue_finished)
      WHERE status = 2 AND finished_at > NOW(6) - INTERVAL 60 SECOND
      GROUP BY queue)";
-  // The concurrency limit is NULL until queuectl_queues has a column for it.
   s.top_queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
            CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing

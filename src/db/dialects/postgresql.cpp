@@ -108,6 +108,16 @@ constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
                                AND k.status = 3 AND k.id < j.id)))))";
 
+// The distinct queues of job_queue as the CTE `jq`, by a loose index scan (one probe of
+// the dedupe index per queue), so that the cost follows the number of queues, not the
+// number of jobs; the last row is NULL. Follows "WITH RECURSIVE".
+constexpr const char* kQueuesOfJobs = R"(jq (queue) AS (
+      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > jq.queue ORDER BY j.queue LIMIT 1)
+        FROM jq
+       WHERE jq.queue IS NOT NULL))";
+
 // A guarded write that reports what it changed (see GuardedWrite).
 std::string returning(const std::string& write, const std::string& what) {
   return write + "\n    RETURNING " + what;
@@ -328,21 +338,16 @@ Statements make_statements() {
       FROM job_queue
      WHERE status = 3
      GROUP BY queue)";
-  s.top_done_recently = R"(
-    WITH RECURSIVE n (queue) AS (
-      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > n.queue ORDER BY j.queue LIMIT 1)
-        FROM n
-       WHERE n.queue IS NOT NULL)
-    SELECT n.queue, d.done
-      FROM n,
+  s.top_done_recently = std::string(R"(
+    WITH RECURSIVE )") + kQueuesOfJobs +
+                        R"(
+    SELECT jq.queue, d.done
+      FROM jq,
            LATERAL (SELECT COUNT(*) AS done
                       FROM job_queue j
-                     WHERE j.queue = n.queue AND j.status = 2
+                     WHERE j.queue = jq.queue AND j.status = 2
                        AND j.finished_at > now() - INTERVAL '60 seconds') d
-     WHERE n.queue IS NOT NULL AND d.done > 0)";
-  // The concurrency limit is NULL until queuectl_queues has a column for it.
+     WHERE jq.queue IS NOT NULL AND d.done > 0)";
   s.top_queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
            CASE WHEN strict_groups THEN 1 ELSE 0 END, max_processing
@@ -542,28 +547,19 @@ Statements make_statements() {
                           AND o.status IN (0, 1, 3) AND (o.status <> 3 OR a.strict))
      ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
      LIMIT CAST(:limit AS integer))";
-  // Distinct queues by a loose index scan (one probe of the dedupe index per queue), so
-  // the cost follows the number of queues, not the number of jobs.
-  s.queue_names = R"(
-    WITH RECURSIVE q (queue) AS (
-      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > q.queue ORDER BY j.queue LIMIT 1)
-        FROM q
-       WHERE q.queue IS NOT NULL)
-    SELECT queue FROM q WHERE queue IS NOT NULL
+  // Distinct queues by a loose index scan (kQueuesOfJobs).
+  s.queue_names = std::string(R"(
+    WITH RECURSIVE )") +
+                  kQueuesOfJobs + R"(
+    SELECT queue FROM jq WHERE queue IS NOT NULL
     UNION
     SELECT queue FROM queuectl_queues
     ORDER BY 1)";
-  s.named_queues = R"(
-    WITH RECURSIVE q (queue) AS (
-      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > q.queue ORDER BY j.queue LIMIT 1)
-        FROM q
-       WHERE q.queue IS NOT NULL),
+  s.named_queues = std::string(R"(
+    WITH RECURSIVE )") +
+                   kQueuesOfJobs + R"(,
     named (queue) AS (
-      SELECT queue FROM q WHERE queue IS NOT NULL
+      SELECT queue FROM jq WHERE queue IS NOT NULL
       UNION
       SELECT queue FROM queuectl_queues
        WHERE paused_at IS NOT NULL OR strict_groups OR dead_letter IS NOT NULL

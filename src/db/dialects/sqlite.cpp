@@ -213,7 +213,6 @@ Statements make_statements() {
                AND j.finished_at > strftime('%Y-%m-%d %H:%M:%f', 'now', '-60 seconds'))
       FROM n
      WHERE n.queue IS NOT NULL)";
-  // The concurrency limit is NULL until queuectl_queues has a column for it.
   s.top_queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
            CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing
