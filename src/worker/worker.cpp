@@ -21,6 +21,7 @@
 #include "core/validate.hpp"
 #include "db/admin_repository.hpp"
 #include "db/job_repository.hpp"
+#include "worker/call_thread.hpp"
 #include "worker/heartbeat.hpp"
 
 namespace queuectl {
@@ -119,6 +120,20 @@ struct PendingAck {
   std::chrono::steady_clock::time_point queued;
 };
 
+// One trip of the call thread: the acks that were due, then a claim, each with what it
+// returned or threw. The claim is not tried when the acks met trouble.
+struct Turn {
+  std::vector<PendingAck> acks;
+  std::vector<std::int64_t> lost;
+  std::exception_ptr ack_error;
+  std::optional<ClaimRequest> claim;
+  // Nothing was running or waiting when the claim went out: an empty one means the queue
+  // had nothing for this worker (--drain), not that its limit was taken by our own jobs.
+  bool claimed_idle = false;
+  std::vector<Job> jobs;
+  std::exception_ptr claim_error;
+};
+
 class Worker {
  public:
   Worker(std::unique_ptr<Database> db, const WorkerOptions& o,
@@ -151,7 +166,14 @@ class Worker {
   bool all_acks_due(Clock::time_point now) const;
   // Whether an ack can go now: no job claimed with its token is still running or waiting.
   bool claim_finished(const std::string& token) const;
-  void claim_more(Clock::time_point now);
+  // Hands the acks that are due and a claim, if one is wanted, to the call thread: the loop
+  // goes on while they wait for the database. One turn at a time; the main thread touches
+  // the claiming connection only while none is out.
+  void start_turn(Clock::time_point now);
+  // What a turn that has come back did: the acks landed (or not), the jobs claimed.
+  void finish_turn(Clock::time_point now);
+  void acks_landed(Turn& turn, Clock::time_point now);
+  void claim_landed(Turn& turn, Clock::time_point now);
   // Jobs claimed and not started yet, besides the free slots: a few, so that a slot that
   // frees starts its next job at once instead of after an ack and a claim. Only while jobs
   // are short (a job claimed ahead then waits a fraction of a second for its slot); none
@@ -167,13 +189,14 @@ class Worker {
   // outcome is handled in flush_pending, the one place that does.
   void queue_write(std::int64_t id, std::string head, std::string verb,
                    std::function<void()> write);
-  // Writes what is queued, in order. A temporary error keeps the rest queued for the next
-  // turn; any other failure drops that job's write (logged) and goes on with the others.
-  // False when database trouble left writes for the next turn.
-  bool flush_pending(Clock::time_point now);
-  // Writes the acks that are due in one transaction. False when they must wait for the next
-  // turn (database trouble).
-  bool flush_acks(Clock::time_point now);
+  // Writes what is queued, in order (fails and releases; the acks go by the call thread).
+  // A temporary error keeps the rest queued for the next turn; any other failure drops that
+  // job's write (logged) and goes on with the others. False when database trouble left
+  // writes for the next turn.
+  bool flush_pending();
+  // The acks that can go now, taken out of acks_: every one once all_acks_due, else those
+  // whose claim has no job left running or waiting.
+  std::vector<PendingAck> take_due_acks(Clock::time_point now);
   // A lost lease or a deleted job found when its finishing write changed nothing, logged as
   // each write reports it.
   void report_lost(const std::string& head, const std::string& verb, bool not_found);
@@ -219,6 +242,7 @@ class Worker {
   static constexpr Clock::duration kAckWait = std::chrono::milliseconds(10);
   // The last finishing writes met database trouble: no claim until they are written.
   bool writes_failing_ = false;
+  Clock::time_point retry_pending_at_ = Clock::now();
   // Claimed (leases tracked by the heartbeat) and waiting for a free slot, in claim order.
   std::deque<Job> waiting_;
   // The command's file, searched in PATH once rather than at every job's exec.
@@ -237,6 +261,10 @@ class Worker {
   // to the reaper, so that a database that hangs cannot hold the worker.
   bool abandon_ = false;
   std::optional<Clock::time_point> grace_deadline_;
+  // Claims and acks, off the loop; declared last, so that it is gone (its call returned)
+  // before the connection it uses.
+  std::unique_ptr<CallThread> calls_;
+  std::shared_ptr<Turn> turn_;  // out on the call thread
 };
 
 JobRepository& Worker::repo() {
@@ -300,7 +328,7 @@ int Worker::prefetch() const {
 }
 
 bool Worker::can_claim() const {
-  if (stopping_ || drained_) return false;
+  if (stopping_ || drained_ || turn_) return false;
   const auto held = static_cast<int>(running_.size() + waiting_.size());
   if (held >= o_.concurrency + prefetch()) return false;
   if (o_.max_jobs > 0 && claimed_ >= o_.max_jobs) return false;
@@ -346,29 +374,70 @@ void Worker::fill_slots() {
   }
 }
 
-void Worker::claim_more(Clock::time_point now) {
-  if (!can_claim() || !wants_claim() || now < next_claim_) return;
-  // Free slots, and room for a few jobs to wait for the next one that frees.
-  const int room =
-      o_.concurrency + prefetch() - static_cast<int>(running_.size() + waiting_.size());
-  int limit = o_.batch > 0 ? std::min(o_.batch, room) : room;
-  if (o_.max_jobs > 0)
-    limit = static_cast<int>(std::min<std::int64_t>(limit, o_.max_jobs - claimed_));
-  std::vector<Job> jobs;
-  try {
-    jobs = repo().claim({o_.queue, limit, o_.lease, o_.worker});
-  } catch (const std::exception& e) {
-    // Temporary or not, a worker keeps going: log it, reconnect, back off (jittered).
-    connection_trouble(e);
-    idle_ = Duration(
-        std::min(o_.idle_max.chrono(), std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
-    next_claim_ = now + std::chrono::milliseconds(static_cast<long>(
-                            static_cast<double>(idle_.ms()) * (0.5 + 0.5 * random_unit())));
+void Worker::start_turn(Clock::time_point now) {
+  if (turn_) return;
+  auto turn = std::make_shared<Turn>();
+  if (now >= retry_pending_at_) turn->acks = take_due_acks(now);
+  if (can_claim() && wants_claim() && now >= next_claim_) {
+    // Free slots, and room for a few jobs to wait for the next one that frees.
+    const int room =
+        o_.concurrency + prefetch() - static_cast<int>(running_.size() + waiting_.size());
+    int limit = o_.batch > 0 ? std::min(o_.batch, room) : room;
+    if (o_.max_jobs > 0)
+      limit = static_cast<int>(std::min<std::int64_t>(limit, o_.max_jobs - claimed_));
+    turn->claim = ClaimRequest{o_.queue, limit, o_.lease, o_.worker};
+    turn->claimed_idle = running_.empty() && waiting_.empty();
+  }
+  if (turn->acks.empty() && !turn->claim) return;
+  turn_ = turn;
+  calls_->start([this, turn] {
+    if (!turn->acks.empty()) {
+      std::vector<AckItem> items;
+      items.reserve(turn->acks.size());
+      for (const PendingAck& a : turn->acks) items.push_back(a.item);
+      try {
+        turn->lost = repo().ack_many(items);
+      } catch (...) {
+        turn->ack_error = std::current_exception();
+        return;  // no claim either: the acks come first (can_claim)
+      }
+    }
+    if (turn->claim) {
+      try {
+        turn->jobs = repo().claim(*turn->claim);
+      } catch (...) {
+        turn->claim_error = std::current_exception();
+      }
+    }
+  });
+}
+
+void Worker::finish_turn(Clock::time_point now) {
+  if (!turn_ || !calls_->take_finished()) return;
+  const std::shared_ptr<Turn> turn = std::move(turn_);
+  turn_.reset();
+  if (!turn->acks.empty()) acks_landed(*turn, now);
+  if (turn->claim && !turn->ack_error) claim_landed(*turn, now);
+}
+
+void Worker::claim_landed(Turn& turn, Clock::time_point now) {
+  if (turn.claim_error) {
+    try {
+      std::rethrow_exception(turn.claim_error);
+    } catch (const std::exception& e) {
+      // Temporary or not, a worker keeps going: log it, reconnect, back off (jittered).
+      connection_trouble(e);
+      idle_ = Duration(
+          std::min(o_.idle_max.chrono(), std::max(o_.idle_min.chrono(), idle_.chrono() * 2)));
+      next_claim_ = now + std::chrono::milliseconds(static_cast<long>(
+                              static_cast<double>(idle_.ms()) * (0.5 + 0.5 * random_unit())));
+    }
     return;
   }
+  std::vector<Job>& jobs = turn.jobs;
   if (jobs.empty()) {
     note_if_paused();
-    if (o_.drain && running_.empty() && waiting_.empty()) {
+    if (o_.drain && turn.claimed_idle && running_.empty() && waiting_.empty()) {
       drained_ = true;
       return;
     }
@@ -390,9 +459,13 @@ void Worker::claim_more(Clock::time_point now) {
     // The lease runs from the claim: kept alive while the job waits for a slot and runs.
     ++claimed_;
     heartbeat_->track(job.id, job.lock_token.value_or(""));
-    waiting_.push_back(std::move(job));
+    // A stop asked for while the claim was out: the job is not started.
+    if (stopping_)
+      give_back(job, "not started before shutdown");
+    else
+      waiting_.push_back(std::move(job));
   }
-  fill_slots();
+  if (!stopping_) fill_slots();
 }
 
 void Worker::note_if_paused() {
@@ -592,49 +665,50 @@ void Worker::report_lost(const std::string& head, const std::string& verb, bool 
     log_(head + ": lease lost before it could be " + verb + "; another worker may run it");
 }
 
-bool Worker::flush_acks(Clock::time_point now) {
-  if (acks_.empty()) return true;
-  // Those due go now; the others (their claim still running) keep their order.
+std::vector<PendingAck> Worker::take_due_acks(Clock::time_point now) {
   std::vector<PendingAck> due, later;
+  if (acks_.empty()) return due;
+  // Those due go now; the others (their claim still running) keep their order.
   if (all_acks_due(now)) {
     due.swap(acks_);
   } else {
     for (PendingAck& a : acks_)
       (claim_finished(a.item.token) ? due : later).push_back(std::move(a));
-    acks_.clear();
-  }
-  if (due.empty()) {
     acks_.swap(later);
-    return true;
   }
-  std::vector<AckItem> items;
-  items.reserve(due.size());
-  for (const PendingAck& a : due) items.push_back(a.item);
-  std::vector<std::int64_t> lost;
-  try {
-    lost = repo().ack_many(items);
-  } catch (const TemporaryError& e) {
-    // Nothing was written (one transaction): all of them wait for the next turn.
-    due.insert(due.end(), std::make_move_iterator(later.begin()),
-               std::make_move_iterator(later.end()));
-    acks_.swap(due);
-    connection_trouble(e);
-    if (abandon_) abandon_writes();
-    return false;
-  } catch (const std::exception&) {
-    // The database refused the transaction itself: one ack at a time instead, so that only
-    // the job it refuses is left to the reaper and the others are done.
-    acks_.swap(later);
-    for (PendingAck& a : due) {
-      queue_write(a.item.id, a.head, "recorded", [this, item = a.item, done = a.done] {
-        repo().ack(item);
-        ++summary_.done;
-        log_(done);
-      });
+  return due;
+}
+
+void Worker::acks_landed(Turn& turn, Clock::time_point now) {
+  std::vector<PendingAck>& due = turn.acks;
+  if (turn.ack_error) {
+    try {
+      std::rethrow_exception(turn.ack_error);
+    } catch (const TemporaryError& e) {
+      // Nothing was written (one transaction): all of them wait for the next turn, before
+      // those that finished meanwhile.
+      due.insert(due.end(), std::make_move_iterator(acks_.begin()),
+                 std::make_move_iterator(acks_.end()));
+      acks_.swap(due);
+      connection_trouble(e);
+      if (abandon_) abandon_writes();
+      writes_failing_ = !pending_.empty() || !acks_.empty();
+      if (writes_failing_) retry_pending_at_ = now + std::chrono::seconds(1);
+    } catch (const std::exception&) {
+      // The database refused the transaction itself: one ack at a time instead, so that only
+      // the job it refuses is left to the reaper and the others are done.
+      for (PendingAck& a : due) {
+        queue_write(a.item.id, a.head, "recorded", [this, item = a.item, done = a.done] {
+          repo().ack(item);
+          ++summary_.done;
+          log_(done);
+        });
+      }
     }
-    return true;
+    return;
   }
-  acks_.swap(later);
+  writes_failing_ = false;
+  std::vector<std::int64_t>& lost = turn.lost;
   std::sort(lost.begin(), lost.end());
   for (const PendingAck& a : due) {
     if (std::binary_search(lost.begin(), lost.end(), a.item.id)) {
@@ -651,11 +725,9 @@ bool Worker::flush_acks(Clock::time_point now) {
     }
     heartbeat_->untrack(a.item.id);
   }
-  return true;
 }
 
-bool Worker::flush_pending(Clock::time_point now) {
-  if (!flush_acks(now)) return false;
+bool Worker::flush_pending() {
   while (!pending_.empty()) {
     PendingWrite& p = pending_.front();
     try {
@@ -694,7 +766,7 @@ WorkerSummary Worker::run() {
   } catch (const std::exception&) {
     // Only a hint: the first claim reports the connection's trouble; an empty one reads it again.
   }
-  Clock::time_point retry_pending_at = Clock::now();
+  calls_ = std::make_unique<CallThread>([wake_fd] { (void)!write(wake_fd, "c", 1); });
   int handled_signals = 0;
   while (true) {
     auto now = Clock::now();
@@ -715,7 +787,7 @@ WorkerSummary Worker::run() {
       if (handled_signals >= 2 && !abandon_) {
         grace_deadline_ = now;
         abandon_ = true;
-        retry_pending_at = now;
+        retry_pending_at_ = now;
         for (Running& r : running_)
           if (!r.child->finished()) {
             r.release_on_exit = true;
@@ -760,15 +832,18 @@ WorkerSummary Worker::run() {
     // after the idle pause an earlier empty claim set.
     if (finished_any && o_.drain && running_.empty() && waiting_.empty())
       next_claim_ = std::min(next_claim_, now);
-    if (now >= retry_pending_at && writes_due(now)) {
-      writes_failing_ = !flush_pending(now) && (!pending_.empty() || !acks_.empty());
-      if (writes_failing_) retry_pending_at = now + std::chrono::seconds(1);
+    finish_turn(now);
+    // Fails and releases are written here, between turns (the claiming connection is the
+    // loop's then); acks and claims go by the call thread.
+    if (!turn_ && now >= retry_pending_at_ && !pending_.empty()) {
+      writes_failing_ = !flush_pending() && (!pending_.empty() || !acks_.empty());
+      if (writes_failing_) retry_pending_at_ = now + std::chrono::seconds(1);
     }
     check_timers(now);
     open_listener(now);
-    claim_more(now);
+    if (writes_due(now) || can_claim()) start_turn(now);
     bool limit_reached = o_.max_jobs > 0 && claimed_ >= o_.max_jobs;
-    if (running_.empty() && waiting_.empty() && pending_.empty() && acks_.empty() &&
+    if (running_.empty() && waiting_.empty() && pending_.empty() && acks_.empty() && !turn_ &&
         (stopping_ || drained_ || limit_reached))
       break;
 
@@ -782,9 +857,12 @@ WorkerSummary Worker::run() {
       auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - now);
       wait = std::max(std::chrono::milliseconds(0), std::min(wait, d));
     };
-    if (can_claim() && wants_claim()) until(next_claim_);
-    if (!pending_.empty() || writes_failing_) until(retry_pending_at);
-    if (!acks_.empty()) until(std::max(retry_pending_at, acks_.front().queued + kAckWait));
+    // While a turn is out, its return wakes the loop; the timers of the next wait for it.
+    if (!turn_) {
+      if (can_claim() && wants_claim()) until(next_claim_);
+      if (!pending_.empty() || writes_failing_) until(retry_pending_at_);
+      if (!acks_.empty()) until(std::max(retry_pending_at_, acks_.front().queued + kAckWait));
+    }
     for (const Running& r : running_) {
       if (r.deadline && !r.timed_out) until(*r.deadline);
       if (r.kill_at) until(*r.kill_at);
@@ -805,6 +883,7 @@ WorkerSummary Worker::run() {
         if (r.child->handle(p.fd, p.revents)) break;
     }
   }
+  calls_.reset();
   heartbeat_.reset();
   listen_db_.reset();
   guard_.reset();

@@ -116,6 +116,32 @@ inline bool process_gone(int pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
 }
 
+// CPU time (user + system, all threads) that a process has used so far, in seconds, from
+// fields 14 and 15 of /proc/PID/stat.
+inline double cpu_seconds(int pid) {
+  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t paren = stat.rfind(')');
+  REQUIRE_MESSAGE(paren != std::string::npos, "no /proc/" << pid << "/stat");
+  std::istringstream fields(stat.substr(paren + 1));
+  std::vector<std::string> f;
+  for (std::string s; fields >> s;) f.push_back(s);
+  REQUIRE(f.size() > 12);  // f[0] is field 3 (state), so utime is f[11], stime f[12]
+  return (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Waits (generously) until `done` holds while `pid` keeps running, and returns the share of
+// one CPU that `pid` used meanwhile. A worker that waits in poll() uses next to nothing; one
+// that spins uses most of a core.
+inline double cpu_share_until(int pid, const std::function<bool()>& done) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_seconds(pid);
+  REQUIRE(wait_until(done, 30000, 50));
+  const double c1 = cpu_seconds(pid);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("worker used " << (c1 - c0) << "s of CPU in " << wall << "s");
+  return (c1 - c0) / wall;
+}
+
 // Reaps a spawned child if it has exited: returns true and its exit code (128 + signal).
 inline bool try_wait(int pid, int& code) {
   int status = 0;

@@ -1,6 +1,7 @@
 // The faster paths of `queuectl work` keep its behaviour: the acks of jobs that finished
-// together are written as one batch, jobs are claimed ahead of a free slot, and those
-// claimed ahead but not started are given back at shutdown. Runs unchanged on every backend.
+// together are written as one batch, jobs are claimed ahead of a free slot, those claimed
+// ahead but not started are given back at shutdown, and the loop keeps reaping commands
+// while an ack waits for the database. Runs unchanged on every backend.
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -148,6 +149,59 @@ TEST_CASE("cli: work: a job claimed ahead and not started is released at shutdow
   CHECK(job["status"] == "ready");
   CHECK(job["attempts"] == 0);
   CHECK(job["payload"] == json{{"slow", true}});
+}
+
+// Claims and acks go by a thread of their own: while one job's ack waits for a lock held
+// elsewhere (its row, or SQLite's write lock), the worker still reaps the other job's
+// command when it exits, and does not spin meanwhile. (When the loop itself made the
+// call, the other command stayed a zombie until the lock was let go.)
+TEST_CASE("cli: work: a command that exits is reaped while another job's ack waits") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  const std::int64_t a = id_of(enqueue(url, "q", R"({"job":"a"})"));
+  id_of(enqueue(url, "q", R"({"job":"b"})"));
+  const std::string go_a = dir.path() + "/go-a", go_b = dir.path() + "/go-b",
+                    a_pid = dir.path() + "/a.pid", b_pid = dir.path() + "/b.pid",
+                    log = dir.path() + "/worker.log";
+  int worker = cleanup.child(spawn_queuectl(
+      url,
+      {"work", "q", "--concurrency", "2", "--", "sh", "-c",
+       "case \"$(cat)\" in *'\"a\"'*) echo $$ > '" + a_pid + "'; " + wait_for_file(go_a) +
+           ";; *) echo $$ > '" + b_pid + "'; " + wait_for_file(go_b) + ";; esac"},
+      log));
+  const int pid_a = read_pid(a_pid), pid_b = read_pid(b_pid);
+  REQUIRE_MESSAGE((pid_a > 0 && pid_b > 0), "the jobs never started: " << read_text(log));
+  cleanup.group(pid_a);
+  cleanup.group(pid_b);
+
+  soci::session& holder = fixture.db().session();
+  if (is_sqlite()) {
+    holder << "BEGIN IMMEDIATE";  // from here on, no other connection can write
+  } else {
+    holder.begin();  // job a's row stays locked: its ack waits for it
+    holder << "SELECT id FROM job_queue WHERE id = " + std::to_string(a) + " FOR UPDATE";
+  }
+  touch(go_a);  // a succeeds; its ack goes out and waits for the lock
+  REQUIRE(wait_until([&] { return process_gone(pid_a); }, 10000));
+  sleep_ms(300);
+  touch(go_b);  // b succeeds too, while a's ack still waits
+  const bool reaped = wait_until([&] { return kill(pid_b, 0) != 0 && errno == ESRCH; }, 5000);
+  // Meanwhile the worker sleeps in poll(): a loop that woke for the pending ack would spin.
+  const auto t0 = std::chrono::steady_clock::now();
+  const double share = cpu_share_until(worker, [&] {
+    return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(1000);
+  });
+  holder.rollback();
+  INFO(read_text(log));
+  CHECK_MESSAGE(reaped, "b's command stayed a zombie while a's ack waited");
+  CHECK(share < 0.3);
+  // Let go: both acks land.
+  REQUIRE(wait_until([&] { return jobs_with_status(fixture, 2) == 2; }, 30000));
+  kill(worker, SIGTERM);
+  CHECK(wait_child(cleanup, worker) == 0);
+  CHECK(contains(read_text(log), "2 done, 0 failed, 0 timed out, 0 released, 0 lost"));
 }
 
 }  // namespace queuectl::testing::cli
