@@ -437,8 +437,13 @@ void Worker::claim_landed(Turn& turn, Clock::time_point now) {
   std::vector<Job>& jobs = turn.jobs;
   if (jobs.empty()) {
     note_if_paused();
-    if (o_.drain && turn.claimed_idle && running_.empty() && waiting_.empty()) {
-      drained_ = true;
+    if (o_.drain && running_.empty() && waiting_.empty()) {
+      // Nothing held when it went out: the queue has nothing more for this worker. Jobs
+      // that finished while it was out may have held the queue's limit: ask again now.
+      if (turn.claimed_idle)
+        drained_ = true;
+      else
+        next_claim_ = now;
       return;
     }
     // Idle: a short first pause growing to a cap, jittered so that a fleet spreads out.

@@ -204,4 +204,26 @@ TEST_CASE("cli: work: a command that exits is reaped while another job's ack wai
   CHECK(contains(read_text(log), "2 done, 0 failed, 0 timed out, 0 released, 0 lost"));
 }
 
+// --drain ends once a claim made with nothing held comes back empty. The last claim of a
+// drain often goes out while the last jobs still run and comes back empty after they
+// finished: the worker must ask again at once, not sleep its idle pause first (on
+// PostgreSQL, listening, the whole --poll-interval: here an hour).
+TEST_CASE("cli: work --drain ends when the last jobs finish, not after an idle pause") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  enqueue_many(url, "q", 200);
+  const std::string log = dir.path() + "/worker.log";
+  int worker = cleanup.child(spawn_queuectl(
+      url, {"work", "q", "--concurrency", "8", "--drain", "--poll-interval", "1h", "--", "true"},
+      log));
+  const int code = wait_child(cleanup, worker, 60000);
+  const std::string text = read_text(log);
+  INFO(text);
+  CHECK_MESSAGE(code == 0, "the worker did not end (-1: still running after a minute)");
+  CHECK(contains(text, "200 done, 0 failed, 0 timed out, 0 released, 0 lost"));
+  CHECK(jobs_with_status(fixture, 2) == 200);
+}
+
 }  // namespace queuectl::testing::cli
