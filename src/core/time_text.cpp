@@ -84,4 +84,20 @@ std::optional<std::int64_t> parse_utc_time_us(std::string_view text) {
   return static_cast<std::int64_t>(timegm(&tm)) * 1000000 + us;
 }
 
+std::string format_utc_time_us(std::int64_t us) {
+  std::int64_t seconds = us / 1000000, fraction = us % 1000000;
+  if (fraction < 0) {
+    fraction += 1000000;
+    --seconds;
+  }
+  const std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(fraction));
+  return buf;
+}
+
 }  // namespace queuectl

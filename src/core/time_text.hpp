@@ -19,4 +19,8 @@ std::string parse_time_to_utc(std::string_view text);
 // ("2026-11-22T10:00:00.123456Z"; the fraction may be shorter or absent).
 std::optional<std::int64_t> parse_utc_time_us(std::string_view text);
 
+// The other way: microseconds since the epoch as queuectl prints a time,
+// "2026-11-22T10:00:00.123456Z".
+std::string format_utc_time_us(std::int64_t us);
+
 }  // namespace queuectl

@@ -66,13 +66,16 @@ struct Statements {
 
   // Claim. Where the dialect has update_returning(), `claim` is one statement returning the
   // claimed jobs (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` locks and returns
-  // (id, 1 when the job has a group key, the queue's max_processing or NULL) rows (:queue
-  // :limit) inside a transaction; when any is grouped, `claim_recheck` ({ids}) returns
-  // those still their group's head, read afresh after the locks were taken; when the queue
-  // has a limit, `claim_limit_lock` (:queue -> max_processing) locks its settings row and
+  // (id, 1 when the job has a group key, the queue's max_processing or NULL, the time now
+  // as "YYYY-MM-DD HH:MM:SS.ffffff" UTC, then the job columns) rows (:queue :limit) inside a
+  // transaction; when any is grouped, `claim_recheck` ({ids}) returns those still their
+  // group's head, read afresh after the locks were taken; when the queue has a limit,
+  // `claim_limit_lock` (:queue -> max_processing) locks its settings row and
   // `claim_limit_busy` (:queue -> count) counts its processing jobs, and only the free
-  // slots are kept; `claim_mark` marks them ({ids} :worker :token :lease_ms) and
-  // jobs_by_ids reads them back. Either way a grouped job is claimed only as its group's
+  // slots are kept; `claim_mark` marks them ({ids} :worker :token :claimed_at :lease_ms),
+  // locked_at and updated_at being the pick's time, and the jobs are what the pick read with
+  // those changes, not read again. (PostgreSQL's claim_pick, never run by its claim, returns
+  // the first three columns only.) Either way a grouped job is claimed only as its group's
   // head (no job of its group processing, no older one ready, no older one failed in a
   // strict queue), so a claim takes at most one job of a group, and a queue never has
   // more than max_processing jobs processing.

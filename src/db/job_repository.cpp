@@ -260,6 +260,8 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   long long lease_ms = r.lease.ms();
   // Row by row, as fetch_ids does (a one-element vector into() reads a single row).
   std::vector<long long> picked;
+  std::map<long long, Job> rows;  // what the pick read of each
+  std::string claimed_at;         // the pick's time, which the mark writes
   bool any_grouped = false, limited = false;
   {
     long long id = 0;
@@ -269,11 +271,15 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
     pick.exchange(soci::into(id));
     pick.exchange(soci::into(grouped));
     pick.exchange(soci::into(cap, cap_ind));
+    pick.exchange(soci::into(claimed_at));
+    JobRowReader reader;
+    reader.bind(pick);
     pick.exchange(use(queue, "queue"));
     pick.exchange(use(limit, "limit"));
     prepare_once(pick, q.claim_pick);
     for (bool got = pick.execute(true); got; got = pick.fetch()) {
       picked.push_back(id);
+      rows.emplace(id, reader.job());
       any_grouped = any_grouped || grouped != 0;
       limited = limited || cap_ind == soci::i_ok;
     }
@@ -311,11 +317,30 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   bind_ids(mark, picked);
   mark.exchange(use(worker, "worker"));
   mark.exchange(use(tok, "token"));
+  mark.exchange(use(claimed_at, "claimed_at"));
   mark.exchange(use(lease_ms, "lease_ms"));
   prepare_once(mark, expand_ids(q.claim_mark, picked.size()));
   mark.execute(true);
-  std::vector<std::int64_t> ids(picked.begin(), picked.end());
-  return jobs_by_ids(ids);
+  // The rows as the mark left them: locked, with the pick's time (the rows are locked by
+  // this transaction since the pick, so nothing else changed them).
+  const std::optional<std::int64_t> at_us = parse_utc_time_us(claimed_at);
+  if (!at_us) throw Error("the database gave the time of a claim as '" + claimed_at + "'");
+  const std::string at = format_utc_time_us(*at_us);
+  const std::string until = format_utc_time_us(*at_us + lease_ms * 1000);
+  std::vector<Job> jobs;
+  jobs.reserve(picked.size());
+  for (long long id : picked) {
+    Job job = std::move(rows.at(id));
+    job.status = Status::processing;
+    job.attempts += 1;
+    job.locked_by = worker;
+    job.lock_token = tok;
+    job.locked_at = at;
+    job.lock_until = until;
+    job.updated_at = at;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
 }
 
 std::vector<Job> JobRepository::jobs_by_ids(const std::vector<std::int64_t>& ids) {
@@ -335,6 +360,12 @@ void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail)
   throw LeaseLost(lease_lost_message(id) + detail);
 }
 
+namespace {
+// An optimistic batch ack matched fewer rows than it named: roll it back and ack the
+// pessimistic way, which tells which ids were lost.
+struct AckMissed {};
+}  // namespace
+
 std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
   // Acks without a result are grouped by token and done a chunk at a time in one
   // statement; acks with a result are one UPDATE each (prepared once).
@@ -346,13 +377,20 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
     else
       by_token[item.token].push_back(item.id);
   }
+  // Without UPDATE ... RETURNING (MySQL, MariaDB), a guarded write first locks the rows its
+  // guard admits, to learn which they are: a round trip more. The UPDATE alone says how many
+  // rows it matched (CLIENT_FOUND_ROWS), so it goes first: when it matched every id, they were
+  // all held and all are acked; when fewer (a lost lease, an id twice), the transaction is
+  // rolled back and done again the locking way.
+  const bool returning = db_.dialect().update_returning();
+  bool optimistic = !returning;
   // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
   // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
-  // it (two round trips of a one-job ack, issue 13). Several run in one transaction.
+  // it (two round trips of a one-job ack, issue 13). Several run in one transaction, and so
+  // does the optimistic UPDATE, which must be able to take itself back.
   std::size_t statements = with_result.size();
   for (const auto& [token_text, all_ids] : by_token)
-    statements +=
-        (all_ids.size() + kBulkRows - 1) / kBulkRows * (db_.dialect().update_returning() ? 1 : 2);
+    statements += (all_ids.size() + kBulkRows - 1) / kBulkRows * (returning ? 1 : 2);
   std::vector<std::int64_t> lost;
   auto work = [&] {
     lost.clear();
@@ -364,6 +402,15 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
                                    all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                          all_ids.size(), start + kBulkRows)));
         std::string token = token_text;
+        if (optimistic) {
+          soci::statement st(s);
+          bind_ids(st, ids);
+          st.exchange(use(token, "token"));
+          prepare_once(st, expand_ids(q.ack_ids.write, ids.size()));
+          st.execute(true);
+          if (st.get_affected_rows() != static_cast<long long>(ids.size())) throw AckMissed{};
+          continue;
+        }
         std::vector<long long> acked = write_ids(
             db_, q.ack_ids, ids, [&](soci::statement& st) { st.exchange(use(token, "token")); });
         std::sort(acked.begin(), acked.end());
@@ -385,6 +432,14 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
       if (st.get_affected_rows() == 0) lost.push_back(item->id);
     }
   };
+  if (optimistic && !by_token.empty()) {
+    try {
+      db_.transaction(work);
+      return lost;
+    } catch (const AckMissed&) {
+      optimistic = false;  // rolled back: nothing of it was written
+    }
+  }
   if (statements == 1)
     db_.retrying(work);
   else

@@ -130,3 +130,16 @@ TEST_CASE("core::parse_time_to_utc: a time without an offset is local time in TZ
     CHECK(parse_time_to_utc("2026-11-23 10:00") == "2026-11-23 10:00:00.000000");
   }
 }
+
+TEST_CASE("format_utc_time_us prints what parse_utc_time_us reads, to the microsecond") {
+  using queuectl::format_utc_time_us;
+  using queuectl::parse_utc_time_us;
+  CHECK(format_utc_time_us(0) == "1970-01-01T00:00:00.000000Z");
+  CHECK(format_utc_time_us(-1) == "1969-12-31T23:59:59.999999Z");
+  const std::string t = "2026-11-24T17:20:00.123456Z";
+  REQUIRE(parse_utc_time_us(t));
+  CHECK(format_utc_time_us(*parse_utc_time_us(t)) == t);
+  // A lease added across a day, month and year end.
+  CHECK(format_utc_time_us(*parse_utc_time_us("2026-12-31 23:59:59.999999") + 30000000) ==
+        "2027-01-01T00:00:29.999999Z");
+}

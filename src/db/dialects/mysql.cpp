@@ -117,9 +117,13 @@ Statements make_statements() {
   // 10.11). claim_recheck reads the heads again by primary key once they are locked.
   // The queue's concurrency limit comes along as a consistent read too (it locks nothing);
   // only a limited queue then takes claim_limit_lock and counts with claim_limit_busy.
+  // The pick reads the whole rows and the time of the claim, which claim_mark then writes:
+  // the claimed jobs are known without reading them again.
   s.claim_pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
-           (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue)
+           (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue),
+           DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f'), )" +
+                 cols + R"(
       FROM job_queue j FORCE INDEX (ix_job_queue_claim)
      WHERE j.queue = :queue
        AND j.status = 0
@@ -138,15 +142,16 @@ Statements make_statements() {
   // which sees every claim committed before), through ix_job_queue_claim.
   s.claim_limit_lock = "SELECT max_processing FROM queuectl_queues WHERE queue = :queue FOR UPDATE";
   s.claim_limit_busy = "SELECT COUNT(*) FROM job_queue WHERE queue = :queue AND status = 1";
+  // Left to right: lock_until and updated_at read the new locked_at, the pick's time.
   s.claim_mark = R"(
     UPDATE job_queue
        SET status = 1,
            attempts = attempts + 1,
            locked_by = :worker,
            lock_token = :token,
-           locked_at = NOW(6),
-           lock_until = )" QC_NOW_PLUS(":lease_ms") R"(,
-           updated_at = NOW(6)
+           locked_at = CAST(:claimed_at AS DATETIME(6)),
+           lock_until = locked_at + INTERVAL (:lease_ms * 1000) MICROSECOND,
+           updated_at = locked_at
      WHERE id IN ({ids}))";
 
   s.ack = R"(

@@ -227,8 +227,9 @@ Statements make_statements() {
      WHERE j.id = taken.id AND j.status = 0
     RETURNING )" +
             job_columns("j.");
-  // The claim's locking read alone, as the two-step claim shapes it (update_returning:
-  // the claim itself never runs it; the contract tests hold a claim half way with it).
+  // The claim's locking read alone, in the two-step claim's first three columns
+  // (update_returning: the claim itself never runs it; the contract tests hold a claim half
+  // way with it).
   s.claim_pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
            (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue)
