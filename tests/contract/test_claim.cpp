@@ -2,6 +2,10 @@
 // queues and pausing.
 #include "contract/contract_helpers.hpp"
 
+#include <cstdlib>
+
+#include "core/time_text.hpp"
+
 namespace queuectl::testing::contract {
 
 TEST_CASE("claim takes jobs by priority DESC, then run_at, then id") {
@@ -168,6 +172,53 @@ TEST_CASE("a paused queue hands out nothing") {
 
   exec(fx.db(), "UPDATE queuectl_queues SET paused_at = NULL WHERE queue = 'q'");
   CHECK_EQ(ids_of(claim(repo, "q", 10)), std::vector<std::int64_t>{j.id});
+}
+
+}  // namespace queuectl::testing::contract
+
+namespace queuectl::testing::contract {
+
+// What claim returns is the row as stored, field for field: on MySQL/MariaDB the claim
+// builds its jobs from the pick and the time it wrote, without reading them again.
+TEST_CASE("claim returns each job exactly as the database now holds it") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  NewJob grouped = new_job("q", R"({"n":1,"s":"é\u0001"})", 3);
+  grouped.group_key = "g";
+  grouped.dedupe_key = "d-1";
+  add(repo, grouped);
+  add(repo, "q");
+  add(repo, new_job("q", "[1,2,3]", -2));
+  const auto jobs =
+      claim(repo, "q", 10, Duration(std::chrono::milliseconds(90061001)));  // 1d 1h 1m 1.001s
+  REQUIRE_EQ(jobs.size(), 3u);
+  for (const Job& claimed : jobs) {
+    const Job stored = repo.get(claimed.id);
+    INFO("job " << claimed.id);
+    CHECK_EQ(claimed.status, stored.status);
+    CHECK_EQ(claimed.attempts, stored.attempts);
+    CHECK_EQ(claimed.priority, stored.priority);
+    CHECK_EQ(claimed.payload, stored.payload);
+    CHECK_EQ(claimed.queue, stored.queue);
+    CHECK_EQ(claimed.run_at, stored.run_at);
+    CHECK_EQ(claimed.locked_by, stored.locked_by);
+    CHECK_EQ(claimed.lock_token, stored.lock_token);
+    CHECK_EQ(claimed.locked_at, stored.locked_at);
+    CHECK_EQ(claimed.lock_until, stored.lock_until);
+    CHECK_EQ(claimed.updated_at, stored.updated_at);
+    CHECK_EQ(claimed.created_at, stored.created_at);
+    CHECK_EQ(claimed.dedupe_key, stored.dedupe_key);
+    CHECK_EQ(claimed.group_key, stored.group_key);
+    CHECK_EQ(claimed.max_attempts, stored.max_attempts);
+    CHECK_EQ(claimed.finished_at, stored.finished_at);
+    REQUIRE(stored.locked_at);
+    REQUIRE(stored.lock_until);
+    const auto at = parse_utc_time_us(*stored.locked_at),
+               until = parse_utc_time_us(*stored.lock_until);
+    REQUIRE((at && until));
+    // SQLite keeps milliseconds; the lease is 90,061.001 s either way.
+    CHECK(std::llabs(*until - *at - 90061001000LL) <= 1000);
+  }
 }
 
 }  // namespace queuectl::testing::contract
