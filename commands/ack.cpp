@@ -1,4 +1,5 @@
 // queuectl ack: finish a claimed job (or many from NDJSON) under its token.
+#include <future>
 #include <memory>
 #include <set>
 #include <utility>
@@ -64,6 +65,19 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       throw UsageError("ack --from takes ids and tokens from its input, not from arguments");
     if (!o.result.empty())
       throw UsageError("--result and --from exclude each other (give \"result\" on each line)");
+    // A server connection (authentication, session setup, the schema check) takes a few
+    // round trips: made while the input is read, as in `claim ... | ack --from -`, where
+    // the input comes only when claim is done. Only the statements that write wait for the
+    // input to be whole and valid; bad input still exits 2 with nothing written, and empty
+    // input ignores whatever the connection met.
+    std::future<void> connected;
+    bool server = false;
+    try {
+      server = ctx.url().backend != Backend::sqlite;
+    } catch (const std::exception&) {
+      // A bad URL is reported when the database is needed, as before.
+    }
+    if (server) connected = std::async(std::launch::async, [&ctx] { ctx.migrated_db(); });
     std::vector<AckItem> items;
     std::set<std::pair<std::int64_t, std::string>> seen;
     std::size_t number = 0;
@@ -80,6 +94,7 @@ Output run_ack(Context& ctx, const AckOptions& o) {
     // the database is not even opened.
     std::vector<std::int64_t> lost, not_found;
     if (!items.empty()) {
+      if (connected.valid()) connected.get();  // what connecting threw, if anything
       Database& db = ctx.migrated_db();
       auto failed = JobRepository(db).ack_many(items);
       // Only on the failure path: tell ids that do not exist (4) from lost leases (3).

@@ -2,7 +2,11 @@
 // carrying "result":null many to a statement, and still reports each lost lease per job.
 #include <doctest/doctest.h>
 
-#include "cli/cli_helpers.hpp"
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "cli/fault_helpers.hpp"
 
 namespace queuectl::testing::cli {
 
@@ -98,6 +102,54 @@ TEST_CASE("cli: enqueue --from of 9,000 lines keeps their order and reports the 
                    n("b") + " <> " + n("a") + " + 1") == 0);
   CHECK(scalar(fixture.db(),
                "SELECT COUNT(*) FROM job_queue a JOIN job_queue b ON b.id = a.id + 1") == 8999);
+}
+
+}  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// `claim ... | ack --from -`: ack opens its connection while claim is still running and its
+// input has not come, so that the connection's round trips overlap claim's work. What it
+// writes still waits for the whole input, and bad input still writes nothing. (PostgreSQL:
+// the server lists the waiting connection under the application_name of the URL.)
+TEST_CASE("cli: ack --from connects while its input is still coming (PostgreSQL)" *
+          doctest::skip(backend_under_test() != Backend::postgresql)) {
+  FreshDatabase fixture;
+  TempDir dir;
+  Cleanup cleanup;
+  const std::string name = "qc-ack-early-" + std::to_string(getpid());
+  const std::string url =
+      fixture.url() + (contains(fixture.url(), "?") ? "&" : "?") + "application_name=" + name;
+  for (int i = 0; i < 3; ++i) enqueue(url, "pipe");
+  const std::string claimed = ok(url, {"claim", "pipe", "--limit", "3", "-o", "ndjson"}).out;
+  REQUIRE(count_lines(claimed) == 3);
+  auto connected = [&] {
+    return scalar(fixture.db(), "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '" +
+                                    name + "'") == 1;
+  };
+  for (const bool valid : {false, true}) {
+    INFO((valid ? "valid input" : "a bad line"));
+    const std::string fifo = dir.path() + (valid ? "/good" : "/bad");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const int ack =
+        cleanup.child(spawn_queuectl(url, {"ack", "--from", fifo}, dir.path() + "/ack.log"));
+    // Connected before a byte of input was written (nobody has opened the FIFO yet).
+    CHECK_MESSAGE(wait_until(connected, 20000), "ack did not connect before its input came");
+    CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 1") == 3);
+    {
+      std::ofstream in(fifo);
+      in << (valid ? claimed : claimed + "{\"id\": \"not a number\"}\n");
+    }
+    const int code = wait_child(cleanup, ack);
+    INFO(read_text(dir.path() + "/ack.log"));
+    if (!valid) {
+      CHECK(code == 2);
+      CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 1") == 3);
+    } else {
+      CHECK(code == 0);
+      CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 3);
+    }
+  }
 }
 
 }  // namespace queuectl::testing::cli
