@@ -199,6 +199,7 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   s.jobs_by_ids = r(real.jobs_by_ids);
   s.ack = r(real.ack);
   s.ack_ids = {r(real.ack_ids.write), r(real.ack_ids.pick)};
+  s.ack_id_array = r(real.ack_id_array);
   s.insert_many_prefix = r(real.insert_many_prefix);
   s.insert_values_row = r(real.insert_values_row);
   s.insert_many_suffix = r(real.insert_many_suffix);

@@ -89,6 +89,10 @@ struct Statements {
   std::string ack;  // :result :id :token
   // Acks without a result, many at once ({ids} :token) -> the ids it acked.
   GuardedWrite ack_ids;
+  // The same with the ids as one array literal (:ids "{1,2,3}" :token) -> the ids it acked,
+  // where the dialect has arrays (PostgreSQL): one statement text whatever the count, one
+  // parameter instead of one per id, up to 5,000 ids a statement. Empty elsewhere.
+  std::string ack_id_array;
   // The single-statement claim needs no explicit transaction (PostgreSQL); SQLite still
   // takes its write lock up front with BEGIN IMMEDIATE.
   bool claim_in_transaction = true;

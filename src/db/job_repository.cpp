@@ -384,24 +384,39 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
   // rolled back and done again the locking way.
   const bool returning = db_.dialect().update_returning();
   bool optimistic = !returning;
+  const bool arrays = !db_.sql().ack_id_array.empty();
+  const std::size_t chunk = arrays ? kArrayRows : kBulkRows;
   // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
   // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
   // it (two round trips of a one-job ack, issue 13). Several run in one transaction, and so
   // does the optimistic UPDATE, which must be able to take itself back.
   std::size_t statements = with_result.size();
   for (const auto& [token_text, all_ids] : by_token)
-    statements += (all_ids.size() + kBulkRows - 1) / kBulkRows * (returning ? 1 : 2);
+    statements += (all_ids.size() + chunk - 1) / chunk * (returning ? 1 : 2);
   std::vector<std::int64_t> lost;
   auto work = [&] {
     lost.clear();
     auto& s = db_.session();
     const Statements& q = db_.sql();
     for (auto& [token_text, all_ids] : by_token) {
-      for (std::size_t start = 0; start < all_ids.size(); start += kBulkRows) {
-        std::vector<long long> ids(all_ids.begin() + static_cast<std::ptrdiff_t>(start),
-                                   all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                         all_ids.size(), start + kBulkRows)));
+      for (std::size_t start = 0; start < all_ids.size(); start += chunk) {
+        std::vector<long long> ids(
+            all_ids.begin() + static_cast<std::ptrdiff_t>(start),
+            all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
         std::string token = token_text;
+        if (arrays) {
+          ArrayLiteral list;
+          for (long long id : ids) list.add(id);
+          std::string ids_text = list.done();
+          std::vector<long long> acked = fetch_ids(s, q.ack_id_array, [&](soci::statement& st) {
+            st.exchange(use(ids_text, "ids"));
+            st.exchange(use(token, "token"));
+          });
+          std::sort(acked.begin(), acked.end());
+          for (long long id : ids)
+            if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
+          continue;
+        }
         if (optimistic) {
           soci::statement st(s);
           bind_ids(st, ids);

@@ -35,6 +35,7 @@ std::vector<std::string> used_by_claim(const Statements& s) {
           s.ack,
           s.ack_ids.write,
           s.ack_ids.pick,
+          s.ack_id_array,
           s.insert_many_prefix,
           s.insert_values_row,
           s.insert_many_suffix};
@@ -80,6 +81,9 @@ TEST_CASE("bench::claim_statements: queuectl's claim and ack, on the copy only")
     // The paused check reads the copy's settings table.
     CHECK(contains(copy.claim + copy.claim_pick, "queuectl_bench_42_claim_queues"));
     CHECK(contains(copy.ack_ids.write, "UPDATE queuectl_bench_42_claim"));
+    CHECK(copy.ack_id_array.empty() == real.ack_id_array.empty());
+    if (!copy.ack_id_array.empty())
+      CHECK(contains(copy.ack_id_array, "UPDATE queuectl_bench_42_claim"));
     CHECK(copy.claim_in_transaction == real.claim_in_transaction);
     // Nothing else is copied: no statement of the copy can reach another table.
     CHECK(copy.stats_ready.empty());

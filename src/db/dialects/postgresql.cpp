@@ -256,6 +256,12 @@ Statements make_statements() {
            finished_at = now(), updated_at = now()
      WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text))",
                               "id");
+  s.ack_id_array = R"(
+    UPDATE job_queue
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id = ANY (CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text)
+    RETURNING id)";
   s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
