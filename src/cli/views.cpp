@@ -146,7 +146,7 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
 }
 
 Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now,
-                 JobsTable kind) {
+                 JobsTable kind, bool tables) {
   Output out;
   out.document = nlohmann::ordered_json::array();
   Table t;
@@ -166,6 +166,7 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
               Fit::keep, Fit::shrink, Fit::keep, Fit::shrink, Fit::shrink_first}};
   for (const Job& j : jobs) {
     out.document.push_back(job_json(j));
+    if (!tables) continue;
     const std::string& at = now ? *now : j.updated_at;
     const std::string status(status_name(j.status));
     if (kind == JobsTable::claimed)
@@ -181,6 +182,7 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
                          j.payload});
   }
   out.elements = true;
+  if (!tables) return out;
   out.table = t;
   out.wide_table = wide;
   return out;

@@ -32,9 +32,10 @@ Output job_view(const Job& job, const std::optional<std::string>& now = std::nul
 enum class JobsTable { claimed, listing };
 // Many jobs: an array document, one object a line in NDJSON, a table (times relative to
 // `now`, else to each job's updated_at), and a wide table with absolute times, worker,
-// token and group key.
+// token and group key. `tables` false leaves the tables out (-o json and ndjson print
+// none: a claim of 1,000 jobs need not work out 2,000 relative times).
 Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now = std::nullopt,
-                 JobsTable kind = JobsTable::claimed);
+                 JobsTable kind = JobsTable::claimed, bool tables = true);
 Output stats_view(const std::vector<QueueStats>& stats);
 // Busy and blocked groups: state (processing, waiting, blocked), the head and its queue.
 Output groups_view(const std::vector<GroupHead>& groups,
