@@ -78,18 +78,20 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       // A bad URL is reported when the database is needed, as before.
     }
     if (server) connected = std::async(std::launch::async, [&ctx] { ctx.migrated_db(); });
-    std::vector<AckItem> items;
-    std::set<std::pair<std::int64_t, std::string>> seen;
-    std::size_t number = 0;
     const InputRecords input = read_records(o.from);
-    for (const auto& line : input.items) {
-      ++number;
-      if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-      AckItem item = item_from_line(line, number, input.unit, ctx.options.max_payload);
-      // The same job and token twice (a line repeated by a retrying pipe) is one ack, not
-      // an ack and then a lost lease.
+    // Read side by side in slices from 250 lines a slice (a line of claim's output takes
+    // some 18 µs to read).
+    std::vector<AckItem> read = parse_in_slices<AckItem>(
+        input.items, 250, " \t\r\n", [&](const std::string& line, std::size_t n) {
+          return item_from_line(line, n, input.unit, ctx.options.max_payload);
+        });
+    // The same job and token twice (a line repeated by a retrying pipe) is one ack, not
+    // an ack and then a lost lease.
+    std::vector<AckItem> items;
+    items.reserve(read.size());
+    std::set<std::pair<std::int64_t, std::string>> seen;
+    for (AckItem& item : read)
       if (seen.insert({item.id, item.token}).second) items.push_back(std::move(item));
-    }
     // Empty input (an idle `claim -o ndjson` upstream) acks nothing and is not an error;
     // the database is not even opened.
     std::vector<std::int64_t> lost, not_found;

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
-#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
@@ -134,37 +133,10 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
 // read would report it: the first one in the input.
 std::vector<NewJob> jobs_from_lines(const std::vector<std::string>& lines, const EnqueueOptions& o,
                                     std::size_t max_payload) {
-  constexpr std::size_t kLinesPerThread = 2000;  // below this a thread costs more than it saves
-  const std::size_t threads =
-      std::clamp<std::size_t>(std::min<std::size_t>(std::thread::hardware_concurrency(), 4), 1,
-                              std::max<std::size_t>(lines.size() / kLinesPerThread, 1));
-  struct Slice {
-    std::vector<NewJob> jobs;
-    std::exception_ptr error;  // the slice's first bad line; the slice stops there
-  };
-  std::vector<Slice> slices(threads);
-  auto read_slice = [&](std::size_t k) {
-    const std::size_t begin = lines.size() * k / threads, end = lines.size() * (k + 1) / threads;
-    try {
-      for (std::size_t i = begin; i < end; ++i) {
-        if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
-        slices[k].jobs.push_back(job_from_line(lines[i], i + 1, o, max_payload));
-      }
-    } catch (...) {
-      slices[k].error = std::current_exception();
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (std::size_t k = 1; k < threads; ++k) helpers.emplace_back(read_slice, k);
-  read_slice(0);
-  for (std::thread& t : helpers) t.join();
-  std::vector<NewJob> jobs;
-  jobs.reserve(lines.size());
-  for (Slice& slice : slices) {
-    if (slice.error) std::rethrow_exception(slice.error);
-    std::move(slice.jobs.begin(), slice.jobs.end(), std::back_inserter(jobs));
-  }
-  return jobs;
+  // Below 2,000 lines a slice, a thread costs more than it saves.
+  return parse_in_slices<NewJob>(lines, 2000, " \t", [&](const std::string& line, std::size_t n) {
+    return job_from_line(line, n, o, max_payload);
+  });
 }
 
 Output run_bulk(Context& ctx, const EnqueueOptions& o) {

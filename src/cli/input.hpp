@@ -1,9 +1,13 @@
 // Reading what users hand in: files or stdin, line by line, and small option parsers.
 #pragma once
 
+#include <algorithm>
+#include <exception>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,6 +64,45 @@ struct InputRecords {
   const char* unit = "line";       // "line" or "element", for messages
 };
 InputRecords read_records(const std::string& path);
+// Reads `lines` with `parse(line, number)` (numbers from 1), skipping lines of nothing but
+// characters of `blank`, in up to four slices side by side once each slice would have
+// `per_slice` lines: the results in input order, and for bad input what `parse` threw for
+// the first bad line (each slice stops at its first).
+template <typename T, typename Parse>
+std::vector<T> parse_in_slices(const std::vector<std::string>& lines, std::size_t per_slice,
+                               const char* blank, Parse parse) {
+  const std::size_t slices_wanted =
+      std::min<std::size_t>(std::max(std::thread::hardware_concurrency(), 1u), 4);
+  const std::size_t slices =
+      std::clamp<std::size_t>(lines.size() / std::max<std::size_t>(per_slice, 1), 1, slices_wanted);
+  struct Slice {
+    std::vector<T> items;
+    std::exception_ptr error;
+  };
+  std::vector<Slice> out(slices);
+  auto read_slice = [&](std::size_t k) {
+    const std::size_t begin = lines.size() * k / slices, end = lines.size() * (k + 1) / slices;
+    try {
+      for (std::size_t i = begin; i < end; ++i) {
+        if (lines[i].find_first_not_of(blank) == std::string::npos) continue;
+        out[k].items.push_back(parse(lines[i], i + 1));
+      }
+    } catch (...) {
+      out[k].error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t k = 1; k < slices; ++k) helpers.emplace_back(read_slice, k);
+  read_slice(0);
+  for (std::thread& t : helpers) t.join();
+  std::vector<T> items;
+  items.reserve(lines.size());
+  for (Slice& slice : out) {
+    if (slice.error) std::rethrow_exception(slice.error);
+    std::move(slice.items.begin(), slice.items.end(), std::back_inserter(items));
+  }
+  return items;
+}
 // "host:pid", the default worker identity.
 std::string default_worker_id();
 // An optional duration option: empty text means `fallback`.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "cli/fault_helpers.hpp"
 
@@ -150,6 +151,46 @@ TEST_CASE("cli: ack --from connects while its input is still coming (PostgreSQL)
       CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 3);
     }
   }
+}
+
+}  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// ack --from reads a long input in slices side by side too (from 250 lines a slice): of two
+// bad lines in different slices the first is named and nothing is acked; a line repeated in
+// another slice is one ack; blank lines anywhere are skipped.
+TEST_CASE("cli: ack --from of 1200 lines in slices: the first bad line, repeats, blank lines") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue_many(url, "pipe", 1200);
+  std::vector<std::string> lines;
+  {
+    std::istringstream out(ok(url, {"claim", "pipe", "--limit", "1200", "-o", "ndjson"}).out);
+    for (std::string line; std::getline(out, line);) lines.push_back(line);
+  }
+  REQUIRE(lines.size() == 1200);
+  auto join = [](const std::vector<std::string>& v) {
+    std::string text;
+    for (const std::string& l : v) text += l + "\n";
+    return text;
+  };
+  std::vector<std::string> bad = lines;
+  bad[1000] = R"({"id":"x","token":"t"})";  // line 1001, in the last slice
+  bad[400] = R"({"id":1})";                 // line 401, in the second
+  RunResult refused = queuectl(url, {"ack", "--from", "-"}, join(bad));
+  CHECK_MESSAGE(refused.exit_code == 2, dump(refused));
+  CHECK_MESSAGE(refused.err.find("line 401:") != std::string::npos, dump(refused));
+  CHECK_MESSAGE(refused.err.find("line 1001") == std::string::npos, dump(refused));
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 0);
+
+  std::vector<std::string> input = lines;
+  input.push_back(lines[3]);  // again, in another slice
+  input.insert(input.begin() + 700, "   ");
+  RunResult r = ok(url, {"ack", "--from", "-", "-o", "json"}, join(input));
+  CHECK(parse(r.out)["acked"] == 1200);
+  CHECK(parse(r.out)["lost"] == 0);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 1200);
 }
 
 }  // namespace queuectl::testing::cli
