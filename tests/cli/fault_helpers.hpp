@@ -142,6 +142,18 @@ inline double cpu_share_until(int pid, const std::function<bool()>& done) {
   return (c1 - c0) / wall;
 }
 
+// Makes the ack of job `id` wait: an open transaction on `holder` locks the job's row
+// (SQLite: takes the database's write lock, so that no other connection can write). The
+// caller rolls it back to let go.
+inline void hold_ack_lock(soci::session& holder, std::int64_t id) {
+  if (is_sqlite()) {
+    holder << "BEGIN IMMEDIATE";
+  } else {
+    holder.begin();
+    holder << "SELECT id FROM job_queue WHERE id = " + std::to_string(id) + " FOR UPDATE";
+  }
+}
+
 // Reaps a spawned child if it has exited: returns true and its exit code (128 + signal).
 inline bool try_wait(int pid, int& code) {
   int status = 0;

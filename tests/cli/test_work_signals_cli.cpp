@@ -122,12 +122,7 @@ TEST_CASE("cli: work: a second signal stops a worker whose ack is stuck on a loc
   cleanup.group(job_pid);
 
   soci::session& holder = fixture.db().session();
-  if (is_sqlite()) {
-    holder << "BEGIN IMMEDIATE";  // from here on, no other connection can write
-  } else {
-    holder.begin();  // the job's row stays locked: its ack waits for it
-    holder << "SELECT id FROM job_queue WHERE id = " + std::to_string(id) + " FOR UPDATE";
-  }
+  hold_ack_lock(holder, id);
   touch(go);  // the command succeeds; its ack waits for the lock
   REQUIRE(wait_until([&] { return process_gone(job_pid); }, 10000));
   sleep_ms(500);

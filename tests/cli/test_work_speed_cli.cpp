@@ -179,12 +179,7 @@ TEST_CASE("cli: work: a command that exits is reaped while another job's ack wai
   cleanup.group(pid_b);
 
   soci::session& holder = fixture.db().session();
-  if (is_sqlite()) {
-    holder << "BEGIN IMMEDIATE";  // from here on, no other connection can write
-  } else {
-    holder.begin();  // job a's row stays locked: its ack waits for it
-    holder << "SELECT id FROM job_queue WHERE id = " + std::to_string(a) + " FOR UPDATE";
-  }
+  hold_ack_lock(holder, a);
   touch(go_a);  // a succeeds; its ack goes out and waits for the lock
   REQUIRE(wait_until([&] { return process_gone(pid_a); }, 10000));
   sleep_ms(300);
