@@ -196,7 +196,6 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   s.claim_limit_lock = r(real.claim_limit_lock);
   s.claim_limit_busy = r(real.claim_limit_busy);
   s.claim_mark = r(real.claim_mark);
-  s.jobs_by_ids = r(real.jobs_by_ids);
   s.ack = r(real.ack);
   s.ack_ids = {r(real.ack_ids.write), r(real.ack_ids.pick)};
   s.ack_id_array = r(real.ack_id_array);

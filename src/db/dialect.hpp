@@ -62,7 +62,6 @@ struct Statements {
   std::string last_insert_id;      // -> id of the row insert_job just wrote
   std::string job_by_id;           // :id
   std::string job_by_dedupe_key;   // :queue :dedupe_key
-  std::string jobs_by_ids;         // {ids}
 
   // Claim. Where the dialect has update_returning(), `claim` is one statement returning the
   // claimed jobs (:worker :token :lease_ms :queue :limit). Otherwise `claim_pick` locks and returns

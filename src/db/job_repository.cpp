@@ -343,12 +343,6 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   return jobs;
 }
 
-std::vector<Job> JobRepository::jobs_by_ids(const std::vector<std::int64_t>& ids) {
-  std::vector<long long> bound(ids.begin(), ids.end());
-  return fetch_jobs(db_.session(), expand_ids(db_.sql().jobs_by_ids, ids.size()),
-                    [&](soci::statement& st) { bind_ids(st, bound); });
-}
-
 void JobRepository::ack(const AckItem& item) {
   auto lost = ack_many({item});
   if (!lost.empty()) throw_lease_lost(item.id);

@@ -123,7 +123,6 @@ class JobRepository {
  private:
   std::vector<Job> claim_returning(const ClaimRequest& request, const std::string& token);
   std::vector<Job> claim_pick_then_mark(const ClaimRequest& request, const std::string& token);
-  std::vector<Job> jobs_by_ids(const std::vector<std::int64_t>& ids);
   // A guarded write changed nothing: throws NotFound when the job does not exist, else
   // LeaseLost (with `detail` appended to the message).
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");

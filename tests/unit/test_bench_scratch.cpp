@@ -31,7 +31,6 @@ std::vector<std::string> used_by_claim(const Statements& s) {
           s.claim_pick,
           s.claim_recheck,
           s.claim_mark,
-          s.jobs_by_ids,
           s.ack,
           s.ack_ids.write,
           s.ack_ids.pick,

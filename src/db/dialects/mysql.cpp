@@ -107,7 +107,6 @@ Statements make_statements() {
   s.job_by_id = "SELECT " + cols + " FROM job_queue WHERE id = :id";
   s.job_by_dedupe_key =
       "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
-  s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   // The claim, in one transaction at READ COMMITTED (set on the session). The SELECT
   // locks the rows it returns and skips rows other claimers hold; the UPDATE marks them.

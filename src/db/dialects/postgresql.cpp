@@ -172,7 +172,6 @@ Statements make_statements() {
   s.job_by_dedupe_key = "SELECT " + cols +
                         " FROM job_queue WHERE queue = CAST(:queue AS text)"
                         " AND dedupe_key = CAST(:dedupe_key AS text)";
-  s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   // One statement: the CTE locks up to :limit due rows in claim order, skipping rows
   // other claimers hold, and the UPDATE marks exactly those rows and returns them.

@@ -79,7 +79,6 @@ Statements make_statements() {
   s.job_by_id = "SELECT " + cols + " FROM job_queue WHERE id = :id";
   s.job_by_dedupe_key =
       "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
-  s.jobs_by_ids = "SELECT " + cols + " FROM job_queue WHERE id IN ({ids}) ORDER BY id";
 
   // BEGIN IMMEDIATE (claim_in_transaction) serialises claimers: the heads read here
   // cannot change before the UPDATE marks them, nor the processing jobs a queue with a
