@@ -27,22 +27,22 @@ namespace {
 
 // A ready job `j` with a group key is its group's head and may run: no job of its group is
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
-// queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of the
-// partial index job_queue_groups (queue, group_key, status, id); jobs without a key pass
-// at once. (SQLite uses a partial index only when the query repeats its WHERE terms word
-// for word: hence "k.status IN (0, 1, 3)" beside each probe's own status.)
+// queue is in strict mode, no older one has failed. Each probe reads one entry of a
+// partial index keyed (queue, group_key, id): job_queue_processing_groups (status = 1),
+// job_queue_ready_groups (status = 0) and job_queue_failed_groups (status = 3), migration
+// 8; jobs without a key pass at once. (SQLite uses a partial index only when the query
+// repeats its WHERE terms: hence "k.group_key IS NOT NULL" beside the key's equality.)
 constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
-           NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
-                          AND k.status IN (0, 1, 3))
-       AND NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
+           NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_processing_groups
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1)
+       AND NOT EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_ready_groups
                         WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
-                          AND k.status IN (0, 1, 3) AND k.id < j.id)
+                          AND k.group_key IS NOT NULL AND k.id < j.id)
        AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
                          WHERE p.queue = j.queue AND p.strict_groups = 1)
-                AND EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_groups
+                AND EXISTS (SELECT 1 FROM job_queue k INDEXED BY job_queue_failed_groups
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
-                               AND k.status = 3 AND k.status IN (0, 1, 3)
+                               AND k.status = 3 AND k.group_key IS NOT NULL
                                AND k.id < j.id)))))";
 
 constexpr const char* kJobColumns =
@@ -367,27 +367,42 @@ Statements make_statements() {
      WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
+  // The candidate heads come from the three group indexes (processing, ready but not yet
+  // due, and in strict mode failed); a candidate is its group's head when no older job of
+  // its group is ready or processing (or, strict, failed): one probe of each index.
   s.list_groups = R"(
+    WITH a AS (SELECT t.q AS arg_queue, COALESCE(p.strict_groups, 0) AS strict,
+                      t.b AS blocked_only
+                 FROM (SELECT :queue AS q, :blocked_only AS b) t
+                 LEFT JOIN queuectl_queues p ON p.queue = t.q),
+         c AS (SELECT k.id FROM a JOIN job_queue k INDEXED BY job_queue_processing_groups
+                ON k.queue = a.arg_queue AND k.status = 1
+                WHERE k.group_key IS NOT NULL AND a.blocked_only = 0
+               UNION ALL
+               SELECT k.id FROM a JOIN job_queue k INDEXED BY job_queue_ready_groups
+                ON k.queue = a.arg_queue AND k.status = 0 AND k.group_key IS NOT NULL
+                WHERE k.run_at > )" QC_NOW R"( AND a.blocked_only = 0
+               UNION ALL
+               SELECT k.id FROM a JOIN job_queue k INDEXED BY job_queue_failed_groups
+                ON k.queue = a.arg_queue AND k.status = 3 AND k.group_key IS NOT NULL
+                WHERE a.strict = 1)
     SELECT h.group_key, h.id, h.status, h.attempts, )" QC_AGE("h.created_at") R"(,
            )" QC_TS("h.run_at") R"(,
-           (SELECT COUNT(*) FROM job_queue w INDEXED BY job_queue_groups
+           (SELECT COUNT(*) FROM job_queue w INDEXED BY job_queue_ready_groups
              WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.status = 0
-               AND w.status IN (0, 1, 3) AND w.id > h.id),
+               AND w.group_key IS NOT NULL AND w.id > h.id),
            h.last_error
-      FROM (SELECT t.q AS arg_queue, COALESCE(p.strict_groups, 0) AS strict,
-                   t.b AS blocked_only
-              FROM (SELECT :queue AS q, :blocked_only AS b) t
-              LEFT JOIN queuectl_queues p ON p.queue = t.q) a
-      JOIN job_queue h INDEXED BY job_queue_groups ON h.queue = a.arg_queue
-     WHERE h.group_key IS NOT NULL
-       AND h.status IN (0, 1, 3)
-       AND (h.status <> 3 OR a.strict = 1)
-       AND (h.status = 1 OR h.status = 3 OR h.run_at > )" QC_NOW R"()
-       AND (a.blocked_only = 0 OR h.status = 3)
-       AND NOT EXISTS (SELECT 1 FROM job_queue o INDEXED BY job_queue_groups
-                        WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.id < h.id
-                          AND o.status IN (0, 1, 3)
-                          AND (o.status IN (0, 1) OR (o.status = 3 AND a.strict = 1)))
+      FROM c JOIN job_queue h ON h.id = c.id CROSS JOIN a
+     WHERE NOT EXISTS (SELECT 1 FROM job_queue o INDEXED BY job_queue_processing_groups
+                        WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.status = 1
+                          AND o.id < h.id)
+       AND NOT EXISTS (SELECT 1 FROM job_queue o INDEXED BY job_queue_ready_groups
+                        WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.status = 0
+                          AND o.group_key IS NOT NULL AND o.id < h.id)
+       AND NOT (a.strict = 1
+                AND EXISTS (SELECT 1 FROM job_queue o INDEXED BY job_queue_failed_groups
+                             WHERE o.queue = h.queue AND o.group_key = h.group_key
+                               AND o.status = 3 AND o.group_key IS NOT NULL AND o.id < h.id))
      ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
      LIMIT :limit)";
   s.queue_names = R"(
