@@ -86,7 +86,8 @@ Output run_claim(Context& ctx, const ClaimOptions& o) {
                  ? "queue " + o.queue + " is paused: no job is handed out until `queuectl " +
                        "resume " + o.queue + "`" + waited
                  : "no job due in queue " + o.queue + waited);
-  return jobs_view(jobs, std::nullopt, JobsTable::claimed, ctx.format() == Format::table);
+  return jobs_view(jobs, std::nullopt, JobsTable::claimed, ctx.format() == Format::table,
+                   ctx.format() == Format::ndjson && ctx.options.fields.empty());
 }
 
 }  // namespace

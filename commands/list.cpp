@@ -46,7 +46,8 @@ Output run_list(Context& ctx, const ListOptions& o) {
   // The table's ages are seen from the database clock, never this host's.
   std::optional<std::string> now;
   if (ctx.format() == Format::table && !jobs.empty()) now = repo.now();
-  return jobs_view(jobs, now, JobsTable::listing, ctx.format() == Format::table);
+  return jobs_view(jobs, now, JobsTable::listing, ctx.format() == Format::table,
+                   ctx.format() == Format::ndjson && ctx.options.fields.empty());
 }
 
 }  // namespace

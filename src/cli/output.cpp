@@ -202,7 +202,9 @@ void print_output(std::ostream& stream, const Output& out, Format format, const 
       stream << dump_json(out.document, 2) << "\n";
       break;
     case Format::ndjson:
-      if (out.items || out.elements) {
+      if (out.ndjson_text) {
+        stream << *out.ndjson_text;
+      } else if (out.items || out.elements) {
         for (const auto& item : out.items ? *out.items : out.document)
           stream << dump_json(item) << "\n";
       } else {

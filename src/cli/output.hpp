@@ -48,6 +48,8 @@ struct Output {
   std::optional<Table> wide_table;              // -o wide, where it has more to show
   std::vector<std::string> lines;               // -o table: plain lines after the table
   std::optional<std::string> prometheus;        // -o prometheus, where the command supports it
+  // -o ndjson: the lines already written (jobs_view's fast path); `document` is then unset.
+  std::optional<std::string> ndjson_text;
   // -o ndjson (and --field) when `items` is unset: each element of the array `document`, one
   // a line (the same as items = document, without a copy of every element).
   bool elements = false;

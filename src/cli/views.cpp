@@ -71,6 +71,57 @@ void describe(std::vector<std::string>& lines, const std::string& key, const std
   }
 }
 
+// A text field as dump_json writes it: escaped as nlohmann escapes; text that is not UTF-8
+// (a worker's stderr in last_error, say) through nlohmann's dump, which replaces it.
+void append_text(std::string& out, std::string_view v) {
+  if (is_valid_utf8(v)) {
+    append_json_string(out, v);
+    return;
+  }
+  out += nlohmann::ordered_json(std::string(v))
+             .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void append_opt(std::string& out, const std::optional<std::string>& v) {
+  if (v)
+    append_text(out, *v);
+  else
+    out += "null";
+}
+
+// A stored JSON column as json_or_text prints it: its compact text, numbers as written (the
+// text the parsed document prints, or else the raw text spliced in), or a string of the
+// text when it is not JSON or nests too deeply.
+void append_stored_json(std::string& out, const std::string& text) {
+  if (json_depth(text) <= 4 * kMaxJsonDepth) {
+    CompactJson compact = compact_json(text, 4 * kMaxJsonDepth);
+    if (compact.valid) {
+      out += compact.text;
+      return;
+    }
+  }
+  append_text(out, text);
+}
+
+void append_field(std::string& out, const char* key, long long v) {
+  out += key;
+  out += std::to_string(v);
+}
+
+void append_field(std::string& out, const char* key, std::string_view v) {
+  out += key;
+  append_text(out, v);
+}
+
+void append_field(std::string& out, const char* key, const std::string& v) {
+  append_field(out, key, std::string_view(v));
+}
+
+void append_field(std::string& out, const char* key, const std::optional<std::string>& v) {
+  out += key;
+  append_opt(out, v);
+}
+
 }  // namespace
 
 nlohmann::ordered_json job_json(const Job& j) {
@@ -96,6 +147,35 @@ nlohmann::ordered_json job_json(const Job& j) {
       {"finished_at", opt(j.finished_at)},
       {"dead_from", opt(j.dead_from)},
   };
+}
+
+void append_job_ndjson(std::string& out, const Job& j) {
+  append_field(out, "{\"id\":", j.id);
+  append_field(out, ",\"queue\":", j.queue);
+  append_field(out, ",\"status\":", status_name(j.status));
+  append_field(out, ",\"priority\":", j.priority);
+  append_field(out, ",\"run_at\":", j.run_at);
+  append_field(out, ",\"attempts\":", j.attempts);
+  append_field(out, ",\"max_attempts\":", j.max_attempts);
+  out += ",\"payload\":";
+  append_stored_json(out, j.payload);
+  out += ",\"result\":";
+  if (j.result)
+    append_stored_json(out, *j.result);
+  else
+    out += "null";
+  append_field(out, ",\"last_error\":", j.last_error);
+  append_field(out, ",\"locked_by\":", j.locked_by);
+  append_field(out, ",\"lock_token\":", j.lock_token);
+  append_field(out, ",\"locked_at\":", j.locked_at);
+  append_field(out, ",\"lock_until\":", j.lock_until);
+  append_field(out, ",\"dedupe_key\":", j.dedupe_key);
+  append_field(out, ",\"group_key\":", j.group_key);
+  append_field(out, ",\"created_at\":", j.created_at);
+  append_field(out, ",\"updated_at\":", j.updated_at);
+  append_field(out, ",\"finished_at\":", j.finished_at);
+  append_field(out, ",\"dead_from\":", j.dead_from);
+  out += "}\n";
 }
 
 Output job_view(const Job& job, const std::optional<std::string>& now_given) {
@@ -146,7 +226,7 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
 }
 
 Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now,
-                 JobsTable kind, bool tables) {
+                 JobsTable kind, bool tables, bool ndjson) {
   Output out;
   out.document = nlohmann::ordered_json::array();
   Table t;
@@ -164,6 +244,13 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
              {},
              {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
               Fit::keep, Fit::shrink, Fit::keep, Fit::shrink, Fit::shrink_first}};
+  if (ndjson) {
+    std::string text;
+    text.reserve(jobs.size() * 512);
+    for (const Job& j : jobs) append_job_ndjson(text, j);
+    out.ndjson_text = std::move(text);
+    return out;
+  }
   for (const Job& j : jobs) {
     out.document.push_back(job_json(j));
     if (!tables) continue;

@@ -33,9 +33,14 @@ enum class JobsTable { claimed, listing };
 // Many jobs: an array document, one object a line in NDJSON, a table (times relative to
 // `now`, else to each job's updated_at), and a wide table with absolute times, worker,
 // token and group key. `tables` false leaves the tables out (-o json and ndjson print
-// none: a claim of 1,000 jobs need not work out 2,000 relative times).
+// none: a claim of 1,000 jobs need not work out 2,000 relative times). `ndjson` true
+// writes only the NDJSON text, a job at a time without a document (claim -o ndjson | ack
+// --from - is the pipe workers script; --field needs the document).
 Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now = std::nullopt,
-                 JobsTable kind = JobsTable::claimed, bool tables = true);
+                 JobsTable kind = JobsTable::claimed, bool tables = true, bool ndjson = false);
+// One job as one NDJSON line, newline included: the same text as dump_json(job_json(job)),
+// written field by field.
+void append_job_ndjson(std::string& out, const Job& job);
 Output stats_view(const std::vector<QueueStats>& stats);
 // Busy and blocked groups: state (processing, waiting, blocked), the head and its queue.
 Output groups_view(const std::vector<GroupHead>& groups,

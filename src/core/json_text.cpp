@@ -78,49 +78,6 @@ std::string with_finite_numbers(std::string_view text,
   return out;
 }
 
-// Appends `v` as a JSON string, escaped as nlohmann's dump() escapes it (", \\ and the
-// control characters; b, f, n, r and t by name, the others as \u00xx), without building a
-// serializer for each string. The parser has already refused invalid UTF-8.
-void append_json_string(std::string& out, const std::string& v) {
-  static const char* const kHex = "0123456789abcdef";
-  out += '"';
-  for (const char ch : v) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c <= 0x1f) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
 // Rewrites a document compactly while it is parsed, one token at a time (nlohmann's SAX
 // interface), each number as the text it was written with.
 class CompactWriter {
@@ -225,6 +182,49 @@ class CompactWriter {
 };
 
 }  // namespace
+
+// Appends `v` as a JSON string, escaped as nlohmann's dump() escapes it (", \\ and the
+// control characters; b, f, n, r and t by name, the others as \u00xx), without building a
+// serializer for each string. `v` must be valid UTF-8 (the parser has refused anything else).
+void append_json_string(std::string& out, std::string_view v) {
+  static const char* const kHex = "0123456789abcdef";
+  out += '"';
+  for (const char ch : v) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c <= 0x1f) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
 
 CompactJson compact_json(std::string_view text, std::size_t max_depth,
                          nlohmann::ordered_json* parsed) {

@@ -55,4 +55,9 @@ struct CompactJson {
 CompactJson compact_json(std::string_view text, std::size_t max_depth,
                          nlohmann::ordered_json* parsed = nullptr);
 
+// Appends `v` as a JSON string, escaped exactly as nlohmann's dump() escapes it (", \ and
+// the control characters; b, f, n, r and t by name, the others as \u00xx). `v` must be
+// valid UTF-8.
+void append_json_string(std::string& out, std::string_view v);
+
 }  // namespace queuectl
