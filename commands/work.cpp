@@ -89,7 +89,7 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1)");
   sub->add_option("--batch", o->batch,
-                  "Jobs per claim at most (default: the free slots, plus up to "
+                  "Jobs per claim at most (default: the free slots, plus up to twice "
                   "--concurrency claimed ahead once jobs run short)");
   sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)")
       ->type_name("DUR");

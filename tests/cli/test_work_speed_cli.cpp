@@ -101,9 +101,10 @@ TEST_CASE("cli: work: a lost lease in a batch of acks is reported for that job o
     if (id != stolen) CHECK(status_of(url, id) == "done");
 }
 
-// Two slots: once short jobs have run, as many jobs again are claimed ahead of a free slot
-// while two slow ones run. SIGTERM gives those back at once (ready, the attempt returned);
-// the running ones finish within --grace and are acked; the last job is never claimed.
+// Two slots: once short jobs have run, twice as many jobs again are claimed ahead of a free
+// slot while two slow ones run. SIGTERM gives those back at once (ready, the attempt
+// returned); the running ones finish within --grace and are acked; the last job is never
+// claimed.
 TEST_CASE("cli: work: jobs claimed ahead and not started are released at shutdown") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
@@ -112,24 +113,24 @@ TEST_CASE("cli: work: jobs claimed ahead and not started are released at shutdow
   const std::string go = dir.path() + "/go", started = dir.path() + "/started",
                     log = dir.path() + "/worker.log";
   enqueue_many(url, "q", 4);  // short ones, first in claim order
-  for (int i = 0; i < 5; ++i) enqueue(url, "q", R"({"slow":true})");
+  for (int i = 0; i < 7; ++i) enqueue(url, "q", R"({"slow":true})");
   int worker = cleanup.child(
       spawn_queuectl(url,
                      {"work", "q", "--concurrency", "2", "--grace", "60s", "--", "sh", "-c",
                       "case \"$(cat)\" in *slow*) echo \"$QUEUECTL_JOB_ID\" >> '" + started +
                           "'; " + wait_for_file(go) + ";; esac"},
                      log));
-  // Two slow jobs running, two more claimed and waiting for a slot.
+  // Two slow jobs running, four more claimed and waiting for a slot.
   REQUIRE_MESSAGE(wait_until([&] { return read_lines(started).size() == 2; }),
                   "the slow jobs never started: " << read_text(log));
-  REQUIRE_MESSAGE(wait_until([&] { return jobs_with_status(fixture, 1) == 4; }),
-                  "no job was claimed ahead: " << read_text(log));
-  CHECK(read_lines(started).size() == 2);    // the other two are claimed, not started
-  CHECK(jobs_with_status(fixture, 0) == 1);  // never more than two ahead: one left
+  REQUIRE_MESSAGE(wait_until([&] { return jobs_with_status(fixture, 1) == 6; }),
+                  "fewer than four jobs were claimed ahead: " << read_text(log));
+  CHECK(read_lines(started).size() == 2);    // the other four are claimed, not started
+  CHECK(jobs_with_status(fixture, 0) == 1);  // never more than four ahead: one left
 
   kill(worker, SIGTERM);
   REQUIRE_MESSAGE(wait_until([&] {
-                    return lines_with(read_text(log), "not started before shutdown").size() == 2;
+                    return lines_with(read_text(log), "not started before shutdown").size() == 4;
                   }),
                   "the jobs claimed ahead were not given back: " << read_text(log));
   // Given back before the running ones finish: only those two are processing now.
@@ -139,10 +140,10 @@ TEST_CASE("cli: work: jobs claimed ahead and not started are released at shutdow
   const std::string text = read_text(log);
   INFO(text);
   CHECK(code == 0);
-  CHECK(contains(text, "6 done, 0 failed, 0 timed out, 2 released, 0 lost"));
+  CHECK(contains(text, "6 done, 0 failed, 0 timed out, 4 released, 0 lost"));
   CHECK(read_lines(started).size() == 2);  // the released ones never ran
   CHECK(jobs_with_status(fixture, 2) == 6);
-  CHECK(jobs_with_status(fixture, 0) == 3);  // the two released, and the one never claimed
+  CHECK(jobs_with_status(fixture, 0) == 5);  // the four released, and the one never claimed
   for (const std::string& line : lines_with(text, "not started before shutdown")) {
     const std::int64_t id = std::stoll(line.substr(line.find("job ") + 4));
     json job = show(url, id);
