@@ -228,6 +228,13 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
 Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>& now,
                  JobsTable kind, bool tables, bool ndjson) {
   Output out;
+  if (ndjson) {
+    std::string text;
+    text.reserve(jobs.size() * 512);
+    for (const Job& j : jobs) append_job_ndjson(text, j);
+    out.ndjson_text = std::move(text);
+    return out;
+  }
   out.document = nlohmann::ordered_json::array();
   Table t;
   if (kind == JobsTable::claimed)
@@ -244,13 +251,6 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
              {},
              {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
               Fit::keep, Fit::shrink, Fit::keep, Fit::shrink, Fit::shrink_first}};
-  if (ndjson) {
-    std::string text;
-    text.reserve(jobs.size() * 512);
-    for (const Job& j : jobs) append_job_ndjson(text, j);
-    out.ndjson_text = std::move(text);
-    return out;
-  }
   for (const Job& j : jobs) {
     out.document.push_back(job_json(j));
     if (!tables) continue;

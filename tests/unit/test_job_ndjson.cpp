@@ -3,6 +3,7 @@
 // for every kind of value a row can hold.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
