@@ -26,18 +26,12 @@ bool contains(const std::string& text, const std::string& needle) {
 
 // The statements a claim and an ack run, and the bulk insert that seeds the copy.
 std::vector<std::string> used_by_claim(const Statements& s) {
-  return {s.job_columns,
-          s.claim,
-          s.claim_pick,
-          s.claim_recheck,
-          s.claim_mark,
-          s.ack,
-          s.ack_ids.write,
-          s.ack_ids.pick,
-          s.ack_id_array,
-          s.insert_many_prefix,
-          s.insert_values_row,
-          s.insert_many_suffix};
+  return {s.job_columns,       s.claim,
+          s.claim_pick,        s.claim_recheck,
+          s.claim_mark,        s.ack,
+          s.ack_ids.write,     s.ack_ids.pick,
+          s.ack_id_array,      s.insert_many_prefix,
+          s.insert_values_row, s.insert_many_suffix};
 }
 
 const Backend kBackends[] = {Backend::postgresql, Backend::mysql, Backend::sqlite};
