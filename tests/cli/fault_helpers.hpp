@@ -292,6 +292,12 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// A PostgreSQL URL with an application_name of its own, so that pg_stat_activity (or a
+// pg_terminate_backend) can pick out the connections of the queuectl runs that use it.
+inline std::string with_application_name(const std::string& url, const std::string& app) {
+  return url + (contains(url, "?") ? "&" : "?") + "application_name=" + app;
+}
+
 inline std::int64_t id_of(const json& job) {
   return job["id"].get<std::int64_t>();
 }

@@ -119,8 +119,7 @@ TEST_CASE("cli: ack --from connects while its input is still coming (PostgreSQL)
   TempDir dir;
   Cleanup cleanup;
   const std::string name = "qc-ack-early-" + std::to_string(getpid());
-  const std::string url =
-      fixture.url() + (contains(fixture.url(), "?") ? "&" : "?") + "application_name=" + name;
+  const std::string url = with_application_name(fixture.url(), name);
   for (int i = 0; i < 3; ++i) enqueue(url, "pipe");
   const std::string claimed = ok(url, {"claim", "pipe", "--limit", "3", "-o", "ndjson"}).out;
   REQUIRE(count_lines(claimed) == 3);

@@ -18,9 +18,7 @@ TEST_CASE("cli: work: PostgreSQL terminating the worker's connections prints no 
   Cleanup cleanup;
   // The worker's connections carry a name of their own, so that only they are terminated.
   const std::string app = "queuectl_notice_test";
-  const std::string url = fixture.url() +
-                          (fixture.url().find('?') == std::string::npos ? "?" : "&") +
-                          "application_name=" + app;
+  const std::string url = with_application_name(fixture.url(), app);
   const std::int64_t id = id_of(enqueue(url, "q"));
   const std::string started = dir.path() + "/started", go = dir.path() + "/go",
                     out = dir.path() + "/out", err = dir.path() + "/err";

@@ -83,7 +83,7 @@ long long server_connections(FreshDatabase& fixture, const std::string& app) {
 // connections of the queuectl runs below are counted.
 std::string counted_url(const std::string& url, const std::string& app) {
   if (is_mysql()) return url;
-  return url + (contains(url, "?") ? "&" : "?") + "application_name=" + app;
+  return with_application_name(url, app);
 }
 
 // The lowest descriptor number `pid` does not have open.
