@@ -46,7 +46,11 @@ std::vector<std::string> split_statements(const std::string& sql) {
     std::string trimmed = line;
     while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r'))
       trimmed.pop_back();
-    if (trimmed.rfind("--", 0) == 0 && current.empty()) continue;
+    // A comment line between statements is dropped, blank lines before it or not: SOCI's
+    // MySQL backend cuts a statement without binds at its first colon, so a comment left
+    // at the head of the next statement could cut that statement down to nothing.
+    if (trimmed.rfind("--", 0) == 0 && current.find_first_not_of(" \t\n") == std::string::npos)
+      continue;
     for (std::size_t at = trimmed.find("$$"); at != std::string::npos;
          at = trimmed.find("$$", at + 2))
       in_body = !in_body;

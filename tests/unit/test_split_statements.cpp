@@ -22,6 +22,15 @@ TEST_CASE("db::split_statements") {
         "-- an index for the claim\nCREATE INDEX a_x ON a (x);\n");
     CHECK(out == Statements{"CREATE TABLE a (x INT)", "CREATE INDEX a_x ON a (x)"});
   }
+  SUBCASE("drops comment lines between statements, after blank lines too") {
+    // A comment kept at the head of a statement reached MySQL cut at its first colon.
+    Statements out = split_statements(
+        "DROP TRIGGER IF EXISTS t;\n\n-- one statement: all or nothing\n"
+        "ALTER TABLE a ADD COLUMN y INT;\n");
+    REQUIRE(out.size() == 2);
+    CHECK(out[1].find("--") == std::string::npos);
+    CHECK(out[1].find("ALTER TABLE a ADD COLUMN y INT") != std::string::npos);
+  }
   SUBCASE("keeps a multi-line statement whole") {
     const std::string sql =
         "CREATE TABLE job_queue (\n"
@@ -113,6 +122,9 @@ TEST_CASE("db::split_statements on the embedded migrations") {
         CAPTURE(stmt);
         CHECK(stmt.find_first_not_of(" \t\r\n") != std::string::npos);
         CHECK(stmt.back() != ';');
+        // SOCI's MySQL backend takes a colon outside a literal for a placeholder and cuts
+        // a statement run without binds there: a MySQL migration statement has none.
+        if (backend == queuectl::Backend::mysql) CHECK(stmt.find(':') == std::string::npos);
       }
     }
   }
