@@ -221,4 +221,41 @@ TEST_CASE("claim returns each job exactly as the database now holds it") {
   }
 }
 
+// MySQL/MariaDB migration 8: two indexes are keyed on computed columns so that a claim and
+// an ack touch fewer index entries. What the group and top statements find through them
+// rests on these values; an application's SELECT * must not see them.
+TEST_CASE("MySQL: group_status and finished_status follow status, unseen by SELECT *" *
+          doctest::skip(!is_mysql())) {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  NewJob grouped = new_job("q");
+  grouped.group_key = "g";
+  const Job g = add(repo, grouped);
+  const Job u = add(repo, "q");
+  auto computed = [&](const Job& j) {
+    return query_text(fx.db(), "SELECT group_status, finished_status FROM job_queue WHERE id = " +
+                                   std::to_string(j.id));
+  };
+  CHECK_EQ(computed(g), "0 | NULL\n");
+  CHECK_EQ(computed(u), "NULL | NULL\n");
+  const auto jobs = claim(repo, "q", 10);
+  REQUIRE_EQ(jobs.size(), 2u);
+  CHECK_EQ(computed(g), "1 | NULL\n");
+  CHECK_EQ(computed(u), "NULL | NULL\n");
+  std::vector<AckItem> acks;
+  for (const Job& j : jobs) acks.push_back(AckItem{j.id, j.lock_token.value_or(""), std::nullopt});
+  CHECK(repo.ack_many(acks).empty());
+  CHECK_EQ(computed(g), "2 | 2\n");
+  CHECK_EQ(computed(u), "NULL | 2\n");
+
+  soci::rowset<soci::row> rows = fx.db().session().prepare << "SELECT * FROM job_queue LIMIT 1";
+  for (const soci::row& r : rows) {
+    CHECK_EQ(r.size(), 20u);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      CHECK_NE(r.get_properties(i).get_name(), "group_status");
+      CHECK_NE(r.get_properties(i).get_name(), "finished_status");
+    }
+  }
+}
+
 }  // namespace queuectl::testing::contract

@@ -60,21 +60,23 @@ namespace {
 // A ready job `j` with a group key is its group's head and may run: no job of its group is
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
 // queue is in strict mode, no older one has failed. Each NOT EXISTS is one probe of
-// ix_job_queue_groups (queue, group_key, status, id); jobs without a key pass at once.
+// ix_job_queue_groups (queue, group_key, group_status, id; migration 8), where group_status
+// is the status of a job with a group key (NULL without one, so that claims and acks of
+// those leave the index alone); jobs without a key pass at once.
 // (k.id <> j.id, true of any processing row, keeps the first probe a per-row lookup:
 // without it MariaDB materialized it, reading the whole index on every claim.)
 constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
            NOT EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.group_status = 1
                           AND k.id <> j.id)
        AND NOT EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.group_status = 0
                           AND k.id < j.id)
        AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
                          WHERE p.queue = j.queue AND p.strict_groups = 1)
                 AND EXISTS (SELECT 1 FROM job_queue k FORCE INDEX (ix_job_queue_groups)
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
-                               AND k.status = 3 AND k.id < j.id)))))";
+                               AND k.group_status = 3 AND k.id < j.id)))))";
 
 constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
@@ -236,25 +238,28 @@ Statements make_statements() {
       FROM job_queue FORCE INDEX (ix_job_queue_lease)
      WHERE status = 1
      GROUP BY queue)";
+  // finished_status (migration 8) is status from 2 up, NULL before: one range of
+  // ix_job_queue_finished, which holds queue too.
   s.stats_finished = R"(
-    SELECT queue, status, COUNT(*)
-      FROM job_queue
-     WHERE status >= 2
-     GROUP BY queue, status)";
+    SELECT queue, finished_status, COUNT(*)
+      FROM job_queue FORCE INDEX (ix_job_queue_finished)
+     WHERE finished_status >= 2
+     GROUP BY queue, finished_status)";
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
-  // queuectl top, through ix_job_queue_finished (status, finished_at, queue; migration 7):
+  // queuectl top, through ix_job_queue_finished (finished_status, finished_at, queue;
+  // migrations 7 and 8; finished_status = S is status = S for S >= 2):
   // the jobs done in the last minute, the failed ones and the newest failures are each one
   // range of it, so no statement reads the done rows of the past.
   s.top_failed = R"(
     SELECT queue, COUNT(*)
       FROM job_queue FORCE INDEX (ix_job_queue_finished)
-     WHERE status = 3
+     WHERE finished_status = 3
      GROUP BY queue)";
   s.top_done_recently = R"(
     SELECT queue, COUNT(*)
       FROM job_queue FORCE INDEX (ix_job_queue_finished)
-     WHERE status = 2 AND finished_at > NOW(6) - INTERVAL 60 SECOND
+     WHERE finished_status = 2 AND finished_at > NOW(6) - INTERVAL 60 SECOND
      GROUP BY queue)";
   s.top_queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
@@ -272,7 +277,7 @@ Statements make_statements() {
     SELECT id, queue, attempts, TIMESTAMPDIFF(MICROSECOND, finished_at, NOW(6)) / 1e6,
            SUBSTRING(last_error, 1, 400)
       FROM job_queue FORCE INDEX (ix_job_queue_finished)
-     WHERE status = 3 AND finished_at IS NOT NULL
+     WHERE finished_status = 3 AND finished_at IS NOT NULL
      ORDER BY finished_at DESC
      LIMIT :limit)";
 
@@ -427,7 +432,7 @@ Statements make_statements() {
     SELECT h.group_key, h.id, h.status, h.attempts,
            TIMESTAMPDIFF(MICROSECOND, h.created_at, NOW(6)) / 1e6, )" QC_TS("h.run_at") R"(,
            (SELECT COUNT(*) FROM job_queue w FORCE INDEX (ix_job_queue_groups)
-             WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.status = 0
+             WHERE w.queue = h.queue AND w.group_key = h.group_key AND w.group_status = 0
                AND w.id > h.id),
            h.last_error
       FROM job_queue h FORCE INDEX (ix_job_queue_groups)
@@ -435,13 +440,13 @@ Statements make_statements() {
               FROM (SELECT :queue AS q, :blocked_only AS b) t
               LEFT JOIN queuectl_queues p ON p.queue = t.q) a ON h.queue = a.arg_queue
      WHERE h.group_key IS NOT NULL
-       AND h.status IN (0, 1, 3)
+       AND h.group_status IN (0, 1, 3)
        AND (h.status <> 3 OR a.strict = 1)
        AND (h.status = 1 OR h.status = 3 OR h.run_at > NOW(6))
        AND (a.blocked_only = 0 OR h.status = 3)
        AND NOT EXISTS (SELECT 1 FROM job_queue o FORCE INDEX (ix_job_queue_groups)
                         WHERE o.queue = h.queue AND o.group_key = h.group_key AND o.id < h.id
-                          AND (o.status IN (0, 1) OR (o.status = 3 AND a.strict = 1)))
+                          AND (o.group_status IN (0, 1) OR (o.group_status = 3 AND a.strict = 1)))
      ORDER BY CASE h.status WHEN 1 THEN 0 WHEN 0 THEN 1 ELSE 2 END, h.id
      LIMIT :limit)";
   s.queue_names = R"(
