@@ -736,11 +736,19 @@ std::string column_text(const soci::row& r, std::size_t i) {
 // The claim statement with literal values in place of its placeholders.
 std::string literal_claim(const Statements& s, bool pick) {
   std::string sql = pick ? s.claim_pick : s.claim;
-  const std::pair<const char*, const char*> subs[] = {{":queue", "'lat'"},
-                                                      {":limit", "1"},
-                                                      {":worker", "'explain'"},
-                                                      {":token", "'explain-token'"},
-                                                      {":lease_ms", "30000"}};
+  // The pick's start before every job (ClaimStart's default); longer names first, since
+  // each is replaced wherever its text appears.
+  const std::pair<const char*, const char*> subs[] = {
+      {":start_priority_eq", "2147483647"},
+      {":start_priority", "2147483647"},
+      {":start_run_at_eq", "'1970-01-01 00:00:01.000000'"},
+      {":start_run_at", "'1970-01-01 00:00:01.000000'"},
+      {":start_id", "0"},
+      {":queue", "'lat'"},
+      {":limit", "1"},
+      {":worker", "'explain'"},
+      {":token", "'explain-token'"},
+      {":lease_ms", "30000"}};
   for (const auto& [name, value] : subs) {
     for (std::size_t at; (at = sql.find(name)) != std::string::npos;)
       sql.replace(at, std::strlen(name), value);

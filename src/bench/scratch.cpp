@@ -191,6 +191,7 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   s.job_columns = r(real.job_columns);
   s.claim_in_transaction = real.claim_in_transaction;
   s.claim = r(real.claim);
+  s.claim_start = r(real.claim_start);
   s.claim_pick = r(real.claim_pick);
   s.claim_recheck = r(real.claim_recheck);
   s.claim_limit_lock = r(real.claim_limit_lock);

@@ -79,6 +79,14 @@ struct Statements {
   // strict queue), so a claim takes at most one job of a group, and a queue never has
   // more than max_processing jobs processing.
   std::string claim;
+  // Where not empty, run before claim_pick in its transaction: a plain (non-locking) read
+  // of the first due ready job of :queue in claim order -> (priority, run_at as
+  // "YYYY-MM-DD HH:MM:SS.ffffff" UTC, id), no row when there is none (nothing to claim).
+  // claim_pick then starts its scan there (:start_priority, :start_priority_eq,
+  // :start_run_at, :start_run_at_eq, :start_id), past the index entries of jobs claimed
+  // before, which its locking read would otherwise visit one by one (MySQL/MariaDB: see
+  // mysql.cpp).
+  std::string claim_start;
   std::string claim_pick;
   std::string claim_recheck;
   std::string claim_limit_lock;

@@ -222,6 +222,27 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
   return out;
 }
 
+std::optional<ClaimStart> read_claim_start(Database& db, const std::string& queue) {
+  const Statements& q = db.sql();
+  ClaimStart start;
+  if (q.claim_start.empty()) return start;
+  std::string name = queue;
+  db.session() << q.claim_start, soci::into(start.priority), soci::into(start.run_at),
+      soci::into(start.id), use(name, "queue");
+  if (!db.session().got_data()) return std::nullopt;
+  return start;
+}
+
+void bind_claim_start(const Statements& q, soci::statement& pick, ClaimStart& start) {
+  if (q.claim_start.empty()) return;
+  // Each placeholder appears once in a statement: the two used twice have a twin.
+  pick.exchange(use(start.priority, "start_priority"));
+  pick.exchange(use(start.priority, "start_priority_eq"));
+  pick.exchange(use(start.run_at, "start_run_at"));
+  pick.exchange(use(start.run_at, "start_run_at_eq"));
+  pick.exchange(use(start.id, "start_id"));
+}
+
 std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   check_storable(db_.dialect(), std::nullopt, request.lease, "the lease");
   const std::string token = new_lock_token();
@@ -263,6 +284,8 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   std::map<long long, Job> rows;  // what the pick read of each
   std::string claimed_at;         // the pick's time, which the mark writes
   bool any_grouped = false, limited = false;
+  std::optional<ClaimStart> start = read_claim_start(db_, queue);
+  if (!start) return {};
   {
     long long id = 0;
     int grouped = 0, cap = 0;
@@ -276,6 +299,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
     reader.bind(pick);
     pick.exchange(use(queue, "queue"));
     pick.exchange(use(limit, "limit"));
+    bind_claim_start(q, pick, *start);
     prepare_once(pick, q.claim_pick);
     for (bool got = pick.execute(true); got; got = pick.fetch()) {
       picked.push_back(id);

@@ -42,6 +42,20 @@ struct ClaimRequest {
   std::string worker;
 };
 
+// Where a two-statement claim's pick starts its scan (Statements::claim_start). The
+// default is before every job.
+struct ClaimStart {
+  int priority = 2147483647;
+  std::string run_at = "1970-01-01 00:00:01.000000";  // UTC, the earliest TIMESTAMP
+  long long id = 0;
+};
+// Reads the start for `queue` where the dialect has claim_start (nullopt: no job is due, so
+// there is nothing to claim); the default start where it has none.
+std::optional<ClaimStart> read_claim_start(Database& db, const std::string& queue);
+// Binds the start's placeholders to a claim_pick statement, where the dialect has them.
+// `start` must outlive the statement's execution.
+void bind_claim_start(const Statements& q, soci::statement& pick, ClaimStart& start);
+
 struct AckItem {
   std::int64_t id = 0;
   std::string token;

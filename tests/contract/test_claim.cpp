@@ -38,6 +38,35 @@ TEST_CASE("claim takes jobs by priority DESC, then run_at, then id") {
   }
 }
 
+// MySQL/MariaDB read where the pick starts before each claim (claim_start): a job that
+// becomes ready ahead of the jobs claimed so far must still come first at the next claim.
+TEST_CASE("a job that lands ahead of jobs already claimed is claimed next") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  std::vector<Job> plain;
+  for (int i = 0; i < 6; ++i) plain.push_back(add(repo, job_at("q", "2020-01-01 00:00:10.000000")));
+  CHECK_EQ(ids_of(claim(repo, "q", 2)), std::vector<std::int64_t>{plain[0].id, plain[1].id});
+
+  SUBCASE("a higher priority") {
+    Job urgent = add(repo, job_at("q", "2020-01-01 00:00:10.000000", 7));
+    CHECK_EQ(ids_of(claim(repo, "q", 2)), std::vector<std::int64_t>{urgent.id, plain[2].id});
+  }
+  SUBCASE("an earlier run_at") {
+    Job early = add(repo, job_at("q", "2020-01-01 00:00:05.000000"));
+    CHECK_EQ(ids_of(claim(repo, "q", 2)), std::vector<std::int64_t>{early.id, plain[2].id});
+  }
+  SUBCASE("a job given back") {
+    Job held = claim_one(repo, "q");
+    CHECK_EQ(held.id, plain[2].id);
+    REQUIRE(held.lock_token);
+    exec(fx.db(),
+         "UPDATE job_queue SET status = 0, lock_token = NULL, lock_until = NULL, "
+         "run_at = '2020-01-01 00:00:01.000000' WHERE id = " +
+             std::to_string(held.id));
+    CHECK_EQ(ids_of(claim(repo, "q", 2)), std::vector<std::int64_t>{held.id, plain[3].id});
+  }
+}
+
 TEST_CASE("claim takes only jobs whose run_at has come") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "contract/contract_helpers.hpp"
+#include "db/row_reader.hpp"
 #include "support/process.hpp"
 
 namespace queuectl::testing::contract {
@@ -268,8 +269,15 @@ TEST_CASE("a claim in progress hides only the rows it takes" * doctest::skip(is_
   std::string queue = "q";
   int limit = 1;
   long long picked = 0;
-  holder->session() << q.claim_pick, soci::use(queue, "queue"), soci::use(limit, "limit"),
-      soci::into(picked);
+  std::optional<ClaimStart> start = read_claim_start(*holder, queue);
+  REQUIRE(start);
+  soci::statement pick(holder->session());
+  pick.exchange(soci::into(picked));
+  pick.exchange(soci::use(queue, "queue"));
+  pick.exchange(soci::use(limit, "limit"));
+  bind_claim_start(q, pick, *start);
+  prepare_once(pick, q.claim_pick);
+  pick.execute(true);
   CHECK_EQ(picked, ids[0]);
 
   auto other = fx.connect();

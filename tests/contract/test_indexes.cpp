@@ -104,10 +104,12 @@ Plan explain_claim(Database& db) {
   std::string queue = "q", worker = "w", token = "00000000-0000-4000-8000-000000000000";
   long long lease_ms = 30000;
   int limit = 25;
+  ClaimStart start;  // where the pick starts: before every job
   if (!db.dialect().update_returning())
     return explain(db, q.claim_pick, [&](soci::statement& st) {
       st.exchange(soci::use(queue, "queue"));
       st.exchange(soci::use(limit, "limit"));
+      bind_claim_start(q, st, start);
     });
   return explain(db, q.claim, [&](soci::statement& st) {
     st.exchange(soci::use(worker, "worker"));

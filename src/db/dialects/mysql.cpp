@@ -120,6 +120,23 @@ Statements make_statements() {
   // only a limited queue then takes claim_limit_lock and counts with claim_limit_busy.
   // The pick reads the whole rows and the time of the claim, which claim_mark then writes:
   // the claimed jobs are known without reading them again.
+  //
+  // Where the pick starts. A claim changes status, so each job it takes leaves a
+  // delete-marked entry at the head of ix_job_queue_claim's ready range until InnoDB's purge
+  // removes it, and purge starts only once innodb_purge_batch_size (127) transactions are
+  // waiting: on a busy queue thousands of such entries lie ahead of the first live one. A
+  // plain read steps over them cheaply; the pick's locking read took each in turn, with a
+  // lookup of its table row (measured on MariaDB 10.11 with 4,000 of them: 8,212 pages and
+  // 6.2 ms a pick of 100, against 204 pages and 1.4 ms when it starts at the first live
+  // entry). So claim_start finds that entry with a plain read, and the pick's range begins
+  // there. A job that became ready ahead of it since is left to the next claim, as if it
+  // had come a moment later; every job ready when claim_start read is at or after it.
+  s.claim_start = R"(
+    SELECT priority, DATE_FORMAT(run_at, '%Y-%m-%d %H:%i:%s.%f'), id
+      FROM job_queue FORCE INDEX (ix_job_queue_claim)
+     WHERE queue = :queue AND status = 0 AND run_at <= NOW(6)
+     ORDER BY priority DESC, run_at, id
+     LIMIT 1)";
   s.claim_pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
            (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue),
@@ -129,6 +146,10 @@ Statements make_statements() {
      WHERE j.queue = :queue
        AND j.status = 0
        AND j.run_at <= NOW(6)
+       AND (j.priority < :start_priority
+            OR (j.priority = :start_priority_eq
+                AND (j.run_at > :start_run_at
+                     OR (j.run_at = :start_run_at_eq AND j.id >= :start_id))))
        AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
                         WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
        AND )" + std::string(kGroupHead) +
