@@ -79,7 +79,8 @@ struct Statements {
   // strict queue), so a claim takes at most one job of a group, and a queue never has
   // more than max_processing jobs processing.
   std::string claim;
-  // Where not empty, run before claim_pick in its transaction: a plain (non-locking) read
+  // Where not empty, run before claim_pick in its transaction (for a claim of more than
+  // one job; a claim of one binds ClaimStart's default): a plain (non-locking) read
   // of the first due ready job of :queue in claim order -> (priority, run_at as
   // "YYYY-MM-DD HH:MM:SS.ffffff" UTC, id), no row when there is none (nothing to claim).
   // claim_pick then starts its scan there (:start_priority, :start_priority_eq,

@@ -284,7 +284,10 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   std::map<long long, Job> rows;  // what the pick read of each
   std::string claimed_at;         // the pick's time, which the mark writes
   bool any_grouped = false, limited = false;
-  std::optional<ClaimStart> start = read_claim_start(db_, queue);
+  // A claim of one job starts at the top: the old entries ahead of it are then about as
+  // many as the jobs claimed while purge waits for its batch (some 60), fewer than a round
+  // trip's worth of reading, and claim_start would add that round trip.
+  std::optional<ClaimStart> start = limit > 1 ? read_claim_start(db_, queue) : ClaimStart{};
   if (!start) return {};
   {
     long long id = 0;
