@@ -11,8 +11,9 @@
 -- Both columns are VIRTUAL (computed, never stored) and INVISIBLE (SELECT * and an INSERT
 -- without a column list do not see them). MariaDB reads the word from the comment marked
 -- M!, MySQL 8.0.23+ from the other; MySQL before 8.0.23 has no invisible columns and
--- skips both, so there the columns show. A probe for group_key = K AND group_status = S finds exactly the rows with
--- status S of group K, as before; finished_status = S finds the rows with status S >= 2.
+-- skips both, so there the columns show. A probe for group_key = K AND group_status = S
+-- finds exactly the rows with status S of group K, as before; finished_status = S finds
+-- the rows with status S >= 2.
 --
 -- The two BEFORE UPDATE triggers of migrations 4 and 5 become one, with the same rules:
 -- each trigger costs its set-up on every row an UPDATE changes, and this one returns at
