@@ -738,17 +738,19 @@ std::string literal_claim(const Statements& s, bool pick) {
   std::string sql = pick ? s.claim_pick : s.claim;
   // The pick's start before every job (ClaimStart's default); longer names first, since
   // each is replaced wherever its text appears.
-  const std::pair<const char*, const char*> subs[] = {
-      {":start_priority_eq", "2147483647"},
-      {":start_priority", "2147483647"},
-      {":start_run_at_eq", "'1970-01-01 00:00:01.000000'"},
-      {":start_run_at", "'1970-01-01 00:00:01.000000'"},
-      {":start_id", "0"},
-      {":queue", "'lat'"},
-      {":limit", "1"},
-      {":worker", "'explain'"},
-      {":token", "'explain-token'"},
-      {":lease_ms", "30000"}};
+  const ClaimStart top;
+  const std::string priority = std::to_string(top.priority), run_at = "'" + top.run_at + "'",
+                    id = std::to_string(top.id);
+  const std::pair<const char*, std::string> subs[] = {{":start_priority_eq", priority},
+                                                      {":start_priority", priority},
+                                                      {":start_run_at_eq", run_at},
+                                                      {":start_run_at", run_at},
+                                                      {":start_id", id},
+                                                      {":queue", "'lat'"},
+                                                      {":limit", "1"},
+                                                      {":worker", "'explain'"},
+                                                      {":token", "'explain-token'"},
+                                                      {":lease_ms", "30000"}};
   for (const auto& [name, value] : subs) {
     for (std::size_t at; (at = sql.find(name)) != std::string::npos;)
       sql.replace(at, std::strlen(name), value);
