@@ -86,8 +86,8 @@ constexpr const char* kUnpausedQueue = R"((
 
 // A ready job `j` with a group key is its group's head and may run: no job of its group is
 // processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
-// queue is in strict mode, no older one has failed. Each NOT EXISTS is one index probe:
-// the first of job_queue_processing_groups (queue, group_key, id) over processing rows
+// queue is in strict mode, no older one has failed. Each probe reads a few entries of one
+// group: the first of job_queue_processing_groups (queue, group_key, id) over processing rows
 // (migration 8; before it, the planner could answer it from an index of the queue alone
 // and read every processing row of the queue for each candidate), the others of the
 // partial index job_queue_groups (queue, group_key, status, id). Jobs without a key pass
@@ -95,18 +95,35 @@ constexpr const char* kUnpausedQueue = R"((
 // another claimer holds is skipped by SKIP LOCKED, and its followers stay blocked by it.
 // (k.id <> j.id, true of any processing row, keeps the first probe a per-row index probe:
 // without it the planner may hash every processing row of the table on each claim.)
+//
+// The last two probes are written so that job_queue_groups is the only index that can
+// serve them, whatever the statistics say. Written plainly (status = 0, status = 3) they
+// could also be served by job_queue_claim (WHERE status = 0) or job_queue_failed (WHERE
+// status = 3), which hold every ready or failed row of the queue but no group key; when
+// the statistics date from before a burst (ANALYZE saw no ready or failed rows), the
+// planner takes each of them for empty, picks it for the probe, and each candidate then read
+// every ready (or failed) row of its queue: 2.8 s for a claim of 1,000 among 30,000 ready
+// grouped jobs, 5.4 s with 20,000 failed rows in a strict queue. "status IN (0, 1, 3)"
+// proves job_queue_groups' predicate and neither of theirs, and "status < 1" /
+// "status >= 1" bound the index range to the ready entries, or to the processing and
+// failed ones, of the one group. The ready probe asks for the group's first ready job in
+// index order, one entry; the failed probe also finds an older processing job, which
+// blocks the group anyway.
 constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
            NOT EXISTS (SELECT 1 FROM job_queue k
                         WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
                           AND k.id <> j.id)
-       AND NOT EXISTS (SELECT 1 FROM job_queue k
-                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 0
-                          AND k.id < j.id)
+       AND (SELECT k.id FROM job_queue k
+             WHERE k.queue = j.queue AND k.group_key = j.group_key
+               AND k.status IN (0, 1, 3) AND k.status < 1
+             ORDER BY k.status, k.id
+             LIMIT 1) = j.id
        AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
                          WHERE p.queue = j.queue AND p.strict_groups)
                 AND EXISTS (SELECT 1 FROM job_queue k
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
-                               AND k.status = 3 AND k.id < j.id)))))";
+                               AND k.status IN (0, 1, 3) AND k.status >= 1
+                               AND k.id < j.id)))))";
 
 // The distinct queues of job_queue as the CTE `jq`, by a loose index scan (one probe of
 // the dedupe index per queue), so that the cost follows the number of queues, not the
@@ -178,8 +195,18 @@ Statements make_statements() {
   // The paused check is a one-time subquery on the queue name, not a per-row anti-join:
   // with the anti-join the planner misjudged its selectivity and chose a sequential scan
   // and sort over the whole table instead of the claim index. Grouped jobs must also be
-  // their group's head (kGroupHead), so one claim takes at most one job of a group; the
-  // UPDATE re-checks that each row it marks is still ready.
+  // their group's head (kGroupHead), so one claim takes at most one job of a group.
+  //
+  // The UPDATE reaches the rows `taken` holds by primary key, as an array (= ANY of an
+  // ARRAY sub-select, computed once): no join the planner could turn around. Written as a
+  // join (FROM taken WHERE j.id = taken.id AND j.status = 0), a planner whose statistics
+  // predated a burst of new jobs took `taken` and the ready rows for one row each and chose a
+  // nested loop over every ready row of every queue, each compared with every taken id:
+  // 30,000 ready x 1,000 taken = 30 million comparisons, 7.4 s for a claim of 1,000 (issue
+  // 33). It re-checks no status either, which would make job_queue_claim a candidate again:
+  // every id in `taken` is a row that `picked` locked after re-checking its conditions on
+  // the row's newest version (FOR UPDATE in READ COMMITTED), and no one can change it
+  // until this statement's transaction ends.
   s.claim_in_transaction = false;  // one statement: atomic in autocommit
   // A queue with a concurrency limit (max_processing) takes at most as many jobs as it has
   // free slots: queuectl_claim_slots (migration 5) locks the queue's settings row and
@@ -222,8 +249,7 @@ Statements make_statements() {
            locked_at = now(),
            lock_until = now() + )" QC_MS(":lease_ms") R"(,
            updated_at = now()
-      FROM taken
-     WHERE j.id = taken.id AND j.status = 0
+     WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
     RETURNING )" +
             job_columns("j.");
   // The claim's locking read alone, in the two-step claim's first three columns
