@@ -2,7 +2,10 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/input.hpp"
 #include "cli/views.hpp"
+#include "core/duration.hpp"
+#include "core/errors.hpp"
 #include "db/migrations.hpp"
 
 namespace queuectl {
@@ -11,9 +14,15 @@ namespace {
 struct MigrateOptions {
   bool status = false;
   bool print = false;
+  std::string lock_wait;
 };
 
 Output run_migrate(Context& ctx, const MigrateOptions& o) {
+  const Duration lock_wait =
+      duration_option(o.lock_wait, "--lock-wait", Duration(kMigrationLockWait));
+  if (lock_wait.ms() < 1000) throw UsageError("--lock-wait must be at least 1s");
+  if (!o.lock_wait.empty() && (o.print || o.status))
+    throw UsageError("--lock-wait applies to migrating, not to --status or --print");
   if (o.print) {
     // For DBAs applying the schema by hand: needs the backend, not a connection.
     Output out;
@@ -28,7 +37,7 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
   }
   // Only applying creates an SQLite file; --status reads.
   if (o.status) ctx.access = Access::read;
-  Migrator migrator(ctx.db(o.status ? CreateFile::no : CreateFile::yes));
+  Migrator migrator(ctx.db(o.status ? CreateFile::no : CreateFile::yes), lock_wait.chrono());
   if (o.status) return migrations_view(migrator.status(), false);
   auto applied = migrator.apply();
   // What was applied is a report: -q prints nothing on every deploy.
@@ -49,9 +58,15 @@ void setup_migrate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("migrate", "Create or upgrade the queue schema (idempotent)");
   sub->add_flag("--status", o->status, "List the migrations and whether each is applied");
   sub->add_flag("--print", o->print, "Print the SQL of every migration instead of applying it");
+  sub->add_option("--lock-wait", o->lock_wait,
+                  "How long, in all, to wait for locks (default 15s): another migrate, or an "
+                  "open transaction on job_queue that a migration's DDL must wait for; then "
+                  "exit 75 with nothing of the waiting migration applied")
+      ->type_name("DUR");
   sub->footer(
       "Examples:\n"
       "  queuectl migrate\n"
+      "  queuectl migrate --lock-wait 5m      # a deploy that may wait for long transactions\n"
       "  queuectl --db postgresql://app@db/jobs migrate --status\n"
       "  queuectl --db mysql://app@db/jobs migrate --print > schema.sql");
   sub->callback([&ctx, o] { ctx.print(run_migrate(ctx, *o)); });

@@ -63,6 +63,7 @@ _queuectl_valued() {
     local v="--db --db-password-file -o --output --field --max-payload"
     case $1 in
         enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
+        migrate) v+=" --lock-wait" ;;
         claim) v+=" --limit --lease --worker --wait" ;;
         ack) v+=" --token --result --from" ;;
         fail) v+=" --token --error --retry-in" ;;
@@ -89,7 +90,7 @@ _queuectl_options() {
     local g="--db --db-password-file -o --output --field -q --quiet -v --verbose --max-payload --version -h --help"
     case $1 in
         "") printf '%s\n' "$g"; return ;;
-        migrate) printf '%s' "--status --print" ;;
+        migrate) printf '%s' "--status --print --lock-wait" ;;
         enqueue) printf '%s' "--priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
         claim) printf '%s' "--limit --lease --worker --wait" ;;
         ack) printf '%s' "--token --result --from" ;;

@@ -12,6 +12,8 @@
 function __queuectl_valued
     set -l v --db --db-password-file -o --output --field --max-payload
     switch "$argv[1]"
+        case migrate
+            set -a v --lock-wait
         case enqueue
             set -a v --priority --delay --run-at --max-attempts --dedupe-key --group-key --from
         case claim
@@ -247,6 +249,7 @@ complete -c queuectl -n __queuectl_after_dashdash -a '(__queuectl_complete_comma
 # migrate
 complete -c queuectl -n '__fish_seen_subcommand_from migrate' -l status -d 'List the migrations and whether each is applied'
 complete -c queuectl -n '__fish_seen_subcommand_from migrate' -l print -d 'Print the SQL of every migration instead of applying it'
+complete -c queuectl -n '__fish_seen_subcommand_from migrate' -l lock-wait -x -d 'How long, in all, to wait for locks (default 15s)'
 # enqueue
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l priority -x -d 'Larger runs first (default 0)'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l delay -x -d 'Run no earlier than now + DUR (e.g. 30s, 5m)'

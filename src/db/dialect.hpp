@@ -239,8 +239,8 @@ struct Statements {
   std::string record_migration;    // :version :name
   std::string migration_applied;   // :version -> 1 when recorded (0 rows otherwise)
   // Two `migrate` runs at once take turns, where the dialect has session_locks():
-  // migrate_lock (:key) waits for the database's named lock (bounded by the session's lock
-  // wait) and returns 1 once held; migrate_unlock (:key) gives it back. (On SQLite each
+  // migrate_lock (:key, :wait_s) waits for the database's named lock (at most :wait_s
+  // seconds, or the session's lock wait) and returns 1 once held; migrate_unlock (:key) gives it back. (On SQLite each
   // migration's BEGIN IMMEDIATE already serializes them and migration_applied, read inside
   // it, skips one applied meanwhile.)
   std::string migrate_lock;
@@ -252,8 +252,10 @@ struct Statements {
 
 // The lock wait of every session: short, so that 8 tries end well within 30 s.
 inline constexpr std::chrono::milliseconds kLockWait{2000};
-// Migrations wait longer: an ALTER TABLE may have to wait for running transactions.
-inline constexpr std::chrono::milliseconds kMigrationLockWait{60000};
+// What a `migrate` run may spend, in all, waiting for locks (another migrate's, or the
+// table locks its DDL needs behind running transactions) unless --lock-wait says otherwise:
+// longer than a command's, still well within 30 s.
+inline constexpr std::chrono::milliseconds kMigrationLockWait{15000};
 
 class Dialect {
  public:

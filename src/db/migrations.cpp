@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "core/human_time.hpp"
 
 namespace queuectl {
 
@@ -119,21 +120,31 @@ std::vector<MigrationState> Migrator::status() {
 
 namespace {
 
+// "15s", "2m 30s": a lock wait as the user would write it again.
+std::string wait_text(std::chrono::milliseconds wait) {
+  return human_duration(static_cast<double>(wait.count()) / 1000.0);
+}
+
 // The named lock two `migrate` runs take turns under (servers only: see migrate_lock).
 class MigrationLock {
  public:
-  explicit MigrationLock(Database& db) : db_(db), key_(db.dialect().lock_key(kName)) {
+  MigrationLock(Database& db, std::chrono::milliseconds wait)
+      : db_(db), key_(db.dialect().lock_key(kName)) {
     if (!db_.dialect().session_locks()) return;
     long long got = 0;
+    long long wait_s = std::max<long long>(1, (wait.count() + 999) / 1000);
     try {
-      db_.session() << db_.sql().migrate_lock, soci::into(got), soci::use(key_, "key");
+      db_.session() << db_.sql().migrate_lock, soci::into(got), soci::use(key_, "key"),
+          soci::use(wait_s, "wait_s");
     } catch (const soci::soci_error& e) {
       // A wait that ran out (PostgreSQL's lock_timeout) is not retried: it was a long one.
       if (!db_.dialect().is_contention(e)) db_.translate_error(e);
     }
     if (got != 1)
       throw TemporaryError("another `queuectl migrate` held the migration lock on " +
-                           db_.url().redacted() + " for over a minute: try again once it ends");
+                           db_.url().redacted() + " for the " + wait_text(wait) +
+                           " this run would wait: try again once it ends, or wait longer "
+                           "with `queuectl migrate --lock-wait 5m`");
     held_ = true;
   }
   ~MigrationLock() {
@@ -201,22 +212,37 @@ void refuse_foreign_table(Database& db) {
 }  // namespace
 
 std::vector<MigrationState> Migrator::apply() {
+  using Clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
   std::vector<int> done_versions;
-  // DDL may have to wait for the transactions running on the tables it changes: a longer
-  // lock wait than other commands get, still bounded; back to the usual one at the end.
-  db_.dialect().set_lock_wait(db_.session(), kMigrationLockWait);
-  struct RestoreLockWait {
+  // DDL may have to wait for the transactions running on the tables it changes (an
+  // application's transaction that inserted an outbox row and was left open holds a lock
+  // that CREATE INDEX and ALTER TABLE wait for). All the run's lock waits together end
+  // at one deadline, lock_wait_ from now: each statement waits at most what is left, and
+  // no retry starts after it. Back to the usual lock wait and retries at the end.
+  const Clock::time_point deadline = Clock::now() + lock_wait_;
+  auto left = [&] {
+    auto ms = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    return std::max(ms, milliseconds(1));
+  };
+  db_.dialect().set_lock_wait(db_.session(), lock_wait_);
+  struct Restore {
     Database& db;
-    ~RestoreLockWait() {
+    std::function<bool()> give_up;
+    ~Restore() {
+      db.give_up = give_up;
       try {
         db.dialect().set_lock_wait(db.session(), kLockWait);
       } catch (...) {
       }
     }
-  } restore{db_};
+  } restore{db_, db_.give_up};
+  db_.give_up = [deadline, outer = db_.give_up] {
+    return Clock::now() >= deadline || (outer && outer());
+  };
   // Another `migrate` may run at the same moment (two deploys, a cron and an operator):
   // they take turns under the database's named lock, and the second finds the work done.
-  MigrationLock lock(db_);
+  MigrationLock lock(db_, lock_wait_);
   db_.retrying([&] { db_.session() << db_.sql().create_migrations_table; });
   auto states = status();
   for (const Migration& m : migrations_for(db_.url().backend)) {
@@ -225,7 +251,44 @@ std::vector<MigrationState> Migrator::apply() {
     });
     if (already) continue;
     bool applied_meanwhile = false;
-    db_.transaction([&] {
+    try {
+      applied_meanwhile = apply_one(m, left);
+    } catch (const ConnectionLost&) {
+      throw;
+    } catch (const TemporaryError& e) {
+      // Contention that outlasted the deadline: a lock this migration's DDL waited for.
+      throw TemporaryError("migration " + std::to_string(m.version) + " (" + m.name +
+                           ") waited " + wait_text(lock_wait_) + " in all for a lock on " +
+                           db_.url().redacted() +
+                           " that another transaction holds (an open transaction that wrote "
+                           "to job_queue, or a long query on it): " +
+                           (db_.url().backend == Backend::mysql
+                                ? std::string("it is not recorded as applied (MySQL commits each "
+                                              "DDL statement, so the ones before the wait "
+                                              "stay; migrate takes it up again)")
+                                : std::string("nothing of it was applied")) +
+                           "; end that transaction, or wait longer with "
+                           "`queuectl migrate --lock-wait 5m`");
+    }
+    if (!applied_meanwhile) done_versions.push_back(m.version);
+  }
+  // Read back, so that the caller sees when each was applied.
+  std::vector<MigrationState> done;
+  for (const MigrationState& st : status())
+    if (std::find(done_versions.begin(), done_versions.end(), st.version) != done_versions.end())
+      done.push_back(st);
+  return done;
+}
+
+// One migration in a transaction of its own; true when another run had applied it already.
+// Each try first sets the lock wait to what is left of the run's (a setting made inside a
+// transaction that rolls back is undone on PostgreSQL, so it is made again on every try).
+bool Migrator::apply_one(const Migration& m,
+                         const std::function<std::chrono::milliseconds()>& left) {
+  bool applied_meanwhile = false;
+  db_.transaction([&] {
+    db_.dialect().set_lock_wait(db_.session(), left());
+    {
       // Read again inside the transaction (on SQLite, the write lock BEGIN IMMEDIATE took
       // is what keeps two runs apart).
       int version = m.version, found = 0;
@@ -238,15 +301,9 @@ std::vector<MigrationState> Migrator::apply() {
       std::string name = m.name;
       db_.session() << db_.sql().record_migration, soci::use(version, "version"),
           soci::use(name, "name");
-    });
-    if (!applied_meanwhile) done_versions.push_back(m.version);
-  }
-  // Read back, so that the caller sees when each was applied.
-  std::vector<MigrationState> done;
-  for (const MigrationState& st : status())
-    if (std::find(done_versions.begin(), done_versions.end(), st.version) != done_versions.end())
-      done.push_back(st);
-  return done;
+    }
+  });
+  return applied_meanwhile;
 }
 
 void Migrator::require_current() {

@@ -2,6 +2,8 @@
 // at build time and recorded in queuectl_schema_migrations.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,17 +32,23 @@ std::vector<std::string> split_statements(const std::string& sql);
 
 class Migrator {
  public:
-  explicit Migrator(Database& db) : db_(db) {}
+  explicit Migrator(Database& db, std::chrono::milliseconds lock_wait = kMigrationLockWait)
+      : db_(db), lock_wait_(lock_wait) {}
   // Every embedded migration and whether it is applied.
   std::vector<MigrationState> status();
-  // Applies the pending migrations in order; returns those it applied. Idempotent.
+  // Applies the pending migrations in order; returns those it applied. Idempotent. Its lock
+  // waits, in all, end within the lock wait it was given: then a TemporaryError names the
+  // migration that waited and how to wait longer, and that migration is not applied.
   std::vector<MigrationState> apply();
   // Throws an Error telling the user to run `queuectl migrate` when the schema is missing
   // or older than this binary.
   void require_current();
 
  private:
+  bool apply_one(const Migration& m, const std::function<std::chrono::milliseconds()>& left);
+
   Database& db_;
+  std::chrono::milliseconds lock_wait_;
 };
 
 }  // namespace queuectl

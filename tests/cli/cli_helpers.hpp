@@ -31,6 +31,12 @@ using json = nlohmann::json;
 inline bool is_sqlite() {
   return backend_under_test() == Backend::sqlite;
 }
+inline bool is_postgresql() {
+  return backend_under_test() == Backend::postgresql;
+}
+inline bool is_mysql() {
+  return backend_under_test() == Backend::mysql;
+}
 // QUEUECTL_NAMED_LOCKS=row: named locks are lock rows on every backend, as on Galera (the
 // ctest entries *_lock_rows run the lock tests so on the plain test servers).
 inline bool lock_rows_forced() {

@@ -15,10 +15,6 @@
 namespace queuectl::testing::cli {
 namespace {
 
-bool is_mysql() {
-  return backend_under_test() == Backend::mysql;
-}
-
 // The signals queuectl handles in its main thread (lock forwards the first six, work stops
 // on three of them and listens for SIGCHLD).
 const std::vector<int> kHandled = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};

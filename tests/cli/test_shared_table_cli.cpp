@@ -11,13 +11,6 @@ namespace queuectl::testing::cli {
 
 namespace {
 
-bool is_mysql() {
-  return backend_under_test() == Backend::mysql;
-}
-bool is_postgresql() {
-  return backend_under_test() == Backend::postgresql;
-}
-
 // The database's clock, `seconds` from now, in the application's own SQL.
 std::string now_plus(int seconds) {
   const std::string n = std::to_string(seconds);

@@ -526,8 +526,8 @@ Statements make_statements() {
       "INSERT INTO queuectl_schema_migrations (version, name) VALUES (:version, :name)";
   s.migration_applied = "SELECT 1 FROM queuectl_schema_migrations WHERE version = :version";
   // GET_LOCK is held by the session, across the implicit commits of DDL. It waits up to
-  // 60 s (kMigrationLockWait) and returns 0 when that ran out, NULL on an error.
-  s.migrate_lock = "SELECT COALESCE(GET_LOCK(:key, 60), 0)";
+  // :wait_s seconds (migrate --lock-wait) and returns 0 when that ran out, NULL on an error.
+  s.migrate_lock = "SELECT COALESCE(GET_LOCK(:key, :wait_s), 0)";
   s.migrate_unlock = "SELECT COALESCE(RELEASE_LOCK(:key), 0)";
   // MySQL 8 names JSON's type json, MariaDB longtext (its JSON is an alias): one name.
   s.table_columns =

@@ -648,7 +648,9 @@ Statements make_statements() {
       "SELECT 1 FROM queuectl_schema_migrations WHERE version = CAST(:version AS integer)";
   // A session advisory lock: it outlives each migration's transaction, and its wait is
   // bounded by lock_timeout like any other lock wait.
-  s.migrate_lock = "SELECT 1 FROM pg_advisory_lock(" QC_LOCK_KEY ")";
+  // (:wait_s is MySQL's; here lock_timeout bounds the wait.)
+  s.migrate_lock =
+      "SELECT 1 FROM pg_advisory_lock(" QC_LOCK_KEY ") WHERE CAST(:wait_s AS integer) >= 0";
   s.migrate_unlock = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
   s.table_columns =
       "SELECT CAST(column_name AS text), CAST(data_type AS text) FROM information_schema.columns "
