@@ -492,24 +492,28 @@ Job JobRepository::fail(const FailRequest& r) {
     if (r.permanent) {
       job = write_job(db_, db_.sql().fail_final, id, token,
                       [&](soci::statement& st) { st.exchange(use(error, "error")); });
-      return;
+    } else {
+      long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
+      long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
+      double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
+      job = write_job(db_, db_.sql().fail_retry, id, token, [&](soci::statement& st) {
+        st.exchange(use(error, "error"));
+        st.exchange(use(base_ms, "base_ms"));
+        st.exchange(use(cap_ms, "cap_ms"));
+        st.exchange(use(jitter, "jitter"));
+      });
     }
-    long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
-    long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
-    double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
-    job = write_job(db_, db_.sql().fail_retry, id, token, [&](soci::statement& st) {
-      st.exchange(use(error, "error"));
-      st.exchange(use(base_ms, "base_ms"));
-      st.exchange(use(cap_ms, "cap_ms"));
-      st.exchange(use(jitter, "jitter"));
-    });
+    // A job that gave up may have moved to its queue's dead-letter queue in the same
+    // statement, by an AFTER trigger whose change SQLite's RETURNING does not show. The row
+    // is read again inside the write's transaction, before anyone else can change it: the
+    // report is the write's own, not the row as a later claim or retry left it.
+    if (job && job->status == Status::failed) {
+      auto now = fetch_jobs(db_.session(), db_.sql().job_by_id,
+                            [&](soci::statement& st) { st.exchange(use(id, "id")); });
+      if (!now.empty()) job = now.front();
+    }
   });
   if (!job) throw_lease_lost(r.id);
-  // A job that gave up may have moved to its queue's dead-letter queue in the same
-  // statement, by a trigger whose change SQLite's RETURNING does not show: read it again.
-  if (job->status == Status::failed) {
-    if (auto now = find(r.id)) job = now;
-  }
   return *job;
 }
 

@@ -375,3 +375,65 @@ TEST_CASE("write reports: purge's DELETE checks the filter again, not only the i
 }
 
 }  // namespace queuectl::testing::contract
+
+#include <soci/sqlite3/soci-sqlite3.h>
+
+namespace queuectl::testing::contract {
+namespace {
+
+using namespace sqlite_api;  // where soci-sqlite3.h puts sqlite3.h
+
+// SQLite: every statement the connection runs, in order (sqlite3_trace_v2).
+int record_statement(unsigned, void* context, void* statement, void*) {
+  char* sql = sqlite3_expanded_sql(static_cast<sqlite3_stmt*>(statement));
+  static_cast<std::vector<std::string>*>(context)->push_back(sql ? sql : "");
+  sqlite3_free(sql);
+  return 0;
+}
+
+}  // namespace
+
+// A fail that sends the job to its queue's dead-letter queue reports the row as it left it.
+// On SQLite the move is an AFTER trigger that RETURNING does not show, so the row is read
+// again; that read must happen inside the write's transaction. (It ran after the COMMIT,
+// where another process could claim or move the job first and the report showed their row.)
+// The servers' RETURNING, or MariaDB's read under the row lock, already were the write's own.
+TEST_CASE("write reports: fail into a dead-letter queue reads the row back before its commit") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  AdminRepository admin(fx.db());
+  admin.set_dead_letter("dq", std::string("dlq"));
+  NewJob j = new_job("dq");
+  j.max_attempts = 1;
+  const std::int64_t id = add(repo, j).id;
+  Job claimed = claim_one(repo, "dq");
+  std::vector<std::string> statements;
+  sqlite3* conn = nullptr;
+  if (is_sqlite()) {
+    conn = static_cast<soci::sqlite3_session_backend*>(fx.db().session().get_backend())->conn_;
+    sqlite3_trace_v2(conn, SQLITE_TRACE_STMT, record_statement, &statements);
+  }
+  FailRequest r;
+  r.id = id;
+  r.token = *claimed.lock_token;
+  r.error = "gave up";
+  Job after = repo.fail(r);
+  if (conn) sqlite3_trace_v2(conn, 0, nullptr, nullptr);
+  // The report: the job as the fail left it, ready in the dead-letter queue.
+  CHECK_EQ(after.queue, "dlq");
+  CHECK_EQ(after.status, Status::ready);
+  CHECK_EQ(after.dead_from.value_or(""), "dq");
+  if (!is_sqlite()) return;
+  std::string trace;
+  for (const std::string& s : statements) trace += s + "\n";
+  INFO(trace);
+  auto commit = std::find_if(statements.begin(), statements.end(), [](const std::string& s) {
+    return s.rfind("COMMIT", 0) == 0 || s.rfind("commit", 0) == 0;
+  });
+  REQUIRE(commit != statements.end());
+  for (auto it = commit; it != statements.end(); ++it)
+    CHECK_MESSAGE(it->find("job_queue") == std::string::npos,
+                  "read after the commit: " << *it);
+}
+
+}  // namespace queuectl::testing::contract
