@@ -45,6 +45,18 @@ void Heartbeat::loop() {
   using Clock = std::chrono::steady_clock;
   std::unique_ptr<Database> db;
   const auto interval = std::max(std::chrono::milliseconds(50), lease_.chrono() / 3);
+  // An extend waits at most half a beat for a lock (a row held elsewhere; on SQLite the
+  // database's write lock), never the 2 s of other commands: with a 3 s lease a blocked
+  // extend used to wait 2 s, so the worker learned it had no lease at the lease's very end
+  // and the command ran on past it. The give-up rule below counts that wait, and half a
+  // beat for the worker to stop the command.
+  const auto extend_wait =
+      std::min(std::chrono::duration_cast<std::chrono::milliseconds>(kLockWait), interval / 2);
+  // MySQL/MariaDB count lock waits in whole seconds, at least 1.
+  const auto counted_wait =
+      url_.backend == Backend::mysql
+          ? std::chrono::ceil<std::chrono::seconds>(std::max(extend_wait, interval / 2))
+          : extend_wait;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
     std::vector<std::pair<std::int64_t, std::string>> batch;
@@ -59,6 +71,7 @@ void Heartbeat::loop() {
         // One try per beat (the next beat is the retry), so that one blocked extend does
         // not hold up the others for a whole retry series; none when shutting down.
         db->max_attempts = 1;
+        db->dialect().set_lock_wait(db->session(), extend_wait);
         db->give_up = [this] {
           std::lock_guard<std::mutex> guard(mutex_);
           return stop_;
@@ -93,9 +106,10 @@ void Heartbeat::loop() {
       auto it = confirmed.find(id);
       if (it != confirmed.end()) t.confirmed = it->second;
       // Unconfirmed for so long that the lease may end before the next beat has had its
-      // chance (a beat can itself wait out a lock wait): less than one and a half beats
-      // left. Give it up now, while it is still ours.
-      else if (t.confirmed + lease_.chrono() < now + interval + interval / 2 && !lost.count(id)) {
+      // chance: less left than a beat, its lock wait, and half a beat to stop the command.
+      // Give it up now, while it is still ours.
+      else if (t.confirmed + lease_.chrono() < now + interval + counted_wait + interval / 2 &&
+               !lost.count(id)) {
         lost.insert(id);
         log_("heartbeat: job " + std::to_string(id) +
              ": no extend succeeded in time; giving the job up before its lease ends");

@@ -99,6 +99,48 @@ TEST_CASE("cli: bounded waits: a lease the heartbeat cannot confirm is given up 
   CHECK(status_of(url, id) == "processing");
 }
 
+// A short lease (3 s, a beat a second) and a row that stays locked: the command must be
+// stopped before the lease it last confirmed ends, on every backend. On SQLite the extend
+// used to wait the 2 s of every command's lock wait, and the worker learned it had no lease
+// at the lease's very end (the command ran on 1.9 s past it under load).
+TEST_CASE("cli: bounded waits: with a 3 s lease, a job whose extend cannot commit stops in time") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  Cleanup cleanup;
+  const std::int64_t id = id_of(enqueue(url, "q"));
+  const std::string pid_file = dir.path() + "/job.pid";
+  auto worker = queuectl_async(url, {"-o", "json", "work", "q", "--max-jobs", "1", "--lease",
+                                     "3s", "--", "sh", "-c", "echo $$ > '" + pid_file +
+                                                                 "'; exec sleep 30"});
+  const int job_pid = read_pid(pid_file);
+  REQUIRE_MESSAGE(job_pid > 0, "the job never started");
+  cleanup.group(job_pid);
+  {
+    RowHolder holder(fixture, id);
+    // The lease as last confirmed: nothing extends it while the row is held.
+    const std::int64_t lease_end_us = epoch_us(show(url, id)["lock_until"]);
+    std::int64_t gone_us = 0;
+    REQUIRE_MESSAGE(wait_until(
+                        [&] {
+                          if (!process_gone(job_pid)) return false;
+                          gone_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+                          return true;
+                        },
+                        20000, 10),
+                    "the command still runs although its lease could not be extended");
+    MESSAGE("the command stopped " << (lease_end_us - gone_us) / 1000
+                                   << " ms before its lease ended");
+    CHECK(gone_us < lease_end_us);
+  }
+  REQUIRE_MESSAGE(wait_until([&] { return is_ready(worker); }, 30000), "the worker hangs");
+  RunResult w = worker.get();
+  INFO(dump(w));
+  CHECK(parse(w.out)["lost"] == 1);
+}
+
 // `migrate` meets an application's transaction that wrote to job_queue and was left open:
 // the DDL of a pending migration waits for it. All its lock waits end together at
 // --lock-wait (default 15 s), with exit 75, the migration named, and nothing recorded;
