@@ -590,8 +590,17 @@ void Worker::finish(Running& r) {
     return [this, job, token, head, error, what] {
       Job after = repo().fail({job.id, token, error, std::nullopt, false, {}});
       ++summary_.failed;
-      log_(head + ": " + what + ", " +
-           (after.status == Status::failed ? "failed for good" : "retry at " + after.run_at));
+      // Where the job went: a job out of attempts whose queue names a dead-letter queue is
+      // ready there now (dead_from names this queue), not waiting for a retry here.
+      std::string next;
+      if (after.status == Status::failed)
+        next = "failed for good";
+      else if (after.dead_from && after.queue != job.queue)
+        next = "gave up; moved to dead-letter queue " + after.queue + " as job " +
+               std::to_string(after.id);
+      else
+        next = "retry at " + after.run_at;
+      log_(head + ": " + what + ", " + next);
     };
   };
   if (r.lease_lost) {

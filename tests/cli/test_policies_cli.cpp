@@ -152,3 +152,27 @@ TEST_CASE("cli: policies: work --concurrency 8 never runs more than --max-proces
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// The worker's line for a job that gave up says where it went: its dead-letter queue, not
+// "retry at" (it is ready there now) nor "failed for good".
+TEST_CASE("cli: policies: work says a job that gave up went to the dead-letter queue") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "orders", "--dead-letter", "orders-dead"});
+  const std::string id = id_text(enqueue(url, "orders", "{}", {"--max-attempts", "1"}));
+  RunResult r = queuectl(url, {"work", "orders", "--max-jobs", "1", "--", "false"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.err, "queuectl: job " + id + " attempt 1/1: failed with exit 1"));
+  CHECK(contains(r.err, ", gave up; moved to dead-letter queue orders-dead as job " + id + "\n"));
+  CHECK(!contains(r.err, "retry at"));
+  CHECK(!contains(r.err, "failed for good"));
+  json moved = show(url, std::stoll(id));
+  CHECK(moved["queue"] == "orders-dead");
+  CHECK(moved["status"] == "ready");
+  CHECK(moved["dead_from"] == "orders");
+}
+
+}  // namespace queuectl::testing::cli
