@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -40,10 +41,16 @@ std::string read_stdin() {
 
 std::string read_input(const std::string& path) {
   if (path == "-") return read_stdin();
-  std::ostringstream buf;
+  // A folder opens as a stream on Linux and reads as nothing: `--from DIR` took it for an
+  // empty file, printed "0 job(s)" and exited 0, so a CI step with a wrong path passed.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError("cannot read '" + path + "': it is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot read '" + path + "': no such file or not readable");
+  std::ostringstream buf;
   buf << in.rdbuf();
+  if (in.bad()) throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
   return buf.str();
 }
 

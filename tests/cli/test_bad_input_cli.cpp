@@ -131,6 +131,9 @@ TEST_CASE("cli: bad input to enqueue writes nothing") {
         fixture, {"enqueue", "--from", "-"}, "line 2",
         "{\"queue\":\"bulk\"}\n{\"queue\":\"bulk\",\"delay\":\"soon\"}\n{\"queue\":\"bulk\"}\n");
     rejects(fixture, {"enqueue", "--from", dir.path() + "/missing.ndjson"}, "missing.ndjson");
+    // A folder is not an empty file: exit 2 naming it (it was "0 job(s)" and exit 0).
+    rejects(fixture, {"enqueue", "--from", dir.path()}, dir.path() + "': it is a folder");
+    rejects(fixture, {"ack", "--from", dir.path()}, dir.path() + "': it is a folder");
   }
 
   SUBCASE("usage errors") {
