@@ -56,8 +56,14 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   // Fails early, with the usual message, when unmigrated; then the worker claims on this
   // connection rather than open another beside it.
   std::unique_ptr<Database> db = ctx.take_migrated_db();
-  ctx.note("queuectl: worker " + o.worker + " on queue " + o.queue + " (concurrency " +
-           std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
+  // The start line names the database, so that a lost QUEUECTL_DB that fell back to a
+  // leftover local file shows at once.
+  const DbUrl& url = db->url();
+  const std::string where = url.embedded_default
+                                ? "the default SQLite file at " + url.database
+                                : url.redacted();
+  ctx.note("queuectl: worker " + o.worker + " on queue " + o.queue + " of " + where +
+           " (concurrency " + std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
   auto debug = [&ctx](const std::string& line) { ctx.debug(line); };
   // The jobs' own stderr is theirs, not queuectl's diagnostics: -q does not silence it.

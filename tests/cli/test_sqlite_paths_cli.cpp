@@ -154,3 +154,32 @@ TEST_CASE("cli: sqlite: every documented URL form still works" * doctest::skip(!
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// `work`'s start line names the database: a lost QUEUECTL_DB that fell back to the default
+// file shows at once. On the servers the URL is shown redacted, never with its password.
+TEST_CASE("cli: work's start line names the database it works") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  RunResult r = queuectl(url, {"work", "q", "--drain", "--", "true"});
+  INFO(dump(r));
+  CHECK(r.exit_code == 0);
+  const std::string redacted = DbUrl::parse(url).redacted();
+  CHECK(r.err.find(" on queue q of " + redacted + " (concurrency 1, lease 30s)\n") !=
+        std::string::npos);
+  if (!is_sqlite()) CHECK(r.err.find(":queuectl@") == std::string::npos);  // the test servers' password
+
+  if (!is_sqlite()) return;
+  TempDir dir;
+  const std::map<std::string, std::string> env = {{"XDG_DATA_HOME", dir.path() + "/xdg"},
+                                                  {"QUEUECTL_DB", ""}};
+  REQUIRE(run_process({QUEUECTL_BINARY, "-q", "migrate"}, "", env).exit_code == 0);
+  RunResult d = run_process({QUEUECTL_BINARY, "work", "q", "--drain", "--", "true"}, "", env);
+  INFO(dump(d));
+  CHECK(d.exit_code == 0);
+  CHECK(d.err.find(" on queue q of the default SQLite file at " + dir.path() +
+                   "/xdg/queuectl/queue.db (concurrency 1") != std::string::npos);
+}
+
+}  // namespace queuectl::testing::cli
