@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <soci/soci.h>
 #include <CLI/CLI.hpp>
@@ -89,7 +90,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       ->check(CLI::IsMember({"id", "queue", "status", "priority", "run_at", "attempts",
                              "max_attempts", "payload", "result", "last_error", "locked_by",
                              "lock_token", "locked_at", "lock_until", "dedupe_key", "group_key",
-                             "created_at", "updated_at", "finished_at"})
+                             "created_at", "updated_at", "finished_at", "dead_from"})
                   .description(""));
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
@@ -97,6 +98,19 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       ->type_name("BYTES")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1073741824}));
   register_commands(app, ctx);
+  // --field picks fields of jobs: a command that prints no jobs (stats, groups, a report of
+  // ids) is refused before it runs, rather than printing blank lines with exit 0.
+  app.parse_complete_callback([&app, &ctx] {
+    if (ctx.options.verbose && ctx.options.quiet)
+      throw UsageError("-q (--quiet) and -v (--verbose) exclude each other: give one");
+    if (ctx.options.fields.empty()) return;
+    static const std::set<std::string> job_commands = {"claim", "list",    "show",  "enqueue",
+                                                       "fail",  "extend",  "release", "leases"};
+    for (const CLI::App* sub : app.get_subcommands())
+      if (!job_commands.count(sub->get_name()))
+        throw UsageError("--field picks fields of jobs, and `" + sub->get_name() +
+                         "` prints no jobs: use -o json (or -o ndjson) to pick from its rows");
+  });
   // Bare `queuectl`: the overview, as git and kubectl print it.
   if (argc <= 1) {
     out << app.help();

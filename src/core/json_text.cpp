@@ -61,6 +61,50 @@ bool is_json_number(std::string_view s) {
   return i == s.size();
 }
 
+bool storable_number(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && s[i] == '-') ++i;
+  std::string_view whole, fraction;
+  std::size_t start = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  whole = s.substr(start, i - start);
+  if (i < s.size() && s[i] == '.') {
+    start = ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    fraction = s.substr(start, i - start);
+  }
+  long long exponent = 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+    for (; i < s.size(); ++i) {
+      // Saturates far beyond any bound below, so that 1e999999999999999999999 cannot wrap.
+      if (exponent < 1000000000) exponent = exponent * 10 + (s[i] - '0');
+    }
+    if (negative) exponent = -exponent;
+  }
+  // Places of the first and the last significant digit (0: units, -1: tenths).
+  long long first = 0, last = 0;
+  bool any = false;
+  for (std::size_t k = 0; k < whole.size(); ++k) {
+    if (whole[k] == '0') continue;
+    const long long place = static_cast<long long>(whole.size() - 1 - k);
+    if (!any) first = place;
+    last = place;
+    any = true;
+  }
+  for (std::size_t k = 0; k < fraction.size(); ++k) {
+    if (fraction[k] == '0') continue;
+    const long long place = -static_cast<long long>(k + 1);
+    if (!any) first = place;
+    last = place;
+    any = true;
+  }
+  if (!any) return true;  // zero, however written
+  return first + exponent <= 131071 && last + exponent >= -16383;
+}
+
 // `text` with each well-formed number too large for a double (1e400) replaced by +-1e308
 // and spaces, of the same length: nlohmann's parser refuses such a number, though JSON
 // allows it and every backend stores it. The numbers' positions do not move.
@@ -141,7 +185,10 @@ class CompactWriter {
   }
   bool number() {
     if (next_number_ >= numbers_.size()) return false;  // cannot happen in a valid document
-    return scalar(numbers_[next_number_++]);
+    std::string_view token = numbers_[next_number_++];
+    if (result_.unstorable_number.empty() && !storable_number(token))
+      result_.unstorable_number = std::string(token);
+    return scalar(token);
   }
   bool open(char bracket) {
     if (first_.size() >= max_depth_) {
@@ -242,6 +289,10 @@ CompactJson compact_json(std::string_view text, std::size_t max_depth,
     result.members.clear();
   }
   return result;
+}
+
+bool storable_json_number(std::string_view number) {
+  return storable_number(number);
 }
 
 }  // namespace queuectl

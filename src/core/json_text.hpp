@@ -41,6 +41,8 @@ struct CompactJson {
   bool valid = false;          // one JSON document, nested at most max_depth levels
   bool too_deep = false;       // refused because it nests deeper than max_depth
   bool nul_in_string = false;  // some string or key holds \u0000
+  // The first number no backend stores (see storable_json_number), as written; empty if none.
+  std::string unstorable_number;
   // The document without insignificant white space; numbers as written.
   std::string text;
   // When the document is an object: each member's key and the compact text of its value,
@@ -54,6 +56,12 @@ struct CompactJson {
 // read as +-1e308 (only `text` keeps such a number as written).
 CompactJson compact_json(std::string_view text, std::size_t max_depth,
                          nlohmann::ordered_json* parsed = nullptr);
+
+// Whether a JSON number (well-formed) is one every backend stores: PostgreSQL's jsonb keeps
+// numbers as numeric, whose first significant digit may stand at most 131,071 places
+// before the decimal point and whose last at most 16,383 places after it (1e131071 and
+// 1e-16383 are stored; 1e131072 and 1e-16384 are refused). MariaDB and SQLite store the text.
+bool storable_json_number(std::string_view number);
 
 // Appends `v` as a JSON string, escaped exactly as nlohmann's dump() escapes it (", \ and
 // the control characters; b, f, n, r and t by name, the others as \u00xx). `v` must be

@@ -462,4 +462,19 @@ TEST_CASE("cli: bad input to leases, reap, work, lock and the job commands write
   }
 }
 
+// Options that cannot mean anything together, or for this command, are refused before it
+// runs: --field names fields of jobs, and `stats` prints none (it printed blank lines, exit 0);
+// -q and -v together.
+TEST_CASE("cli: bad input: --field on a command that prints no jobs, and -q with -v") {
+  FreshDatabase fixture;
+  enqueue(fixture.url(), "q");
+  rejects(fixture, {"stats", "--field", "id"}, "`stats` prints no jobs");
+  rejects(fixture, {"groups", "q", "--field", "id"}, "`groups` prints no jobs");
+  rejects(fixture, {"-q", "-v", "stats"}, "exclude each other");
+  rejects(fixture, {"--verbose", "--quiet", "enqueue", "q"}, "exclude each other");
+  // dead_from is a job's field like the others (show prints it; completions offer it).
+  RunResult r = ok(fixture.url(), {"list", "q", "--field", "id,dead_from"});
+  CHECK(r.out == "1\t\n");
+}
+
 }  // namespace queuectl::testing::cli

@@ -61,6 +61,13 @@ TEST_CASE("cli: numbers in a payload are stored as written by enqueue and enqueu
   check_kept({payloads[0], payloads[1], payloads[2]}, 3);
   CHECK(payloads[3] == payloads[4]);
   if (backend_under_test() != Backend::postgresql) CHECK(payloads[3] == "1e400");
+  // The largest and smallest magnitudes every backend stores go in; one past is refused
+  // before the INSERT (it reached PostgreSQL, which refused it with exit 1), nothing written.
+  ok(url, {"enqueue", "nums", "[1e131071, 1e-16383]"});
+  rejects(fixture, {"enqueue", "nums", "1e999999999"}, "payload holds the number 1e999999999");
+  rejects(fixture, {"enqueue", "nums", "1e131072"}, "1e131072");
+  rejects(fixture, {"enqueue", "--from", "-"}, "1e-16384",
+          "{\"queue\":\"nums\",\"payload\":{\"x\":1e-16384}}\n");
 }
 
 TEST_CASE("cli: numbers in a result are stored as written by ack --result, ack --from and work") {
