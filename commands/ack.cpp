@@ -157,7 +157,9 @@ void setup_ack(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<AckOptions>();
   auto* sub = app.add_subcommand("ack", "Mark a claimed job done (needs its lock token)");
   sub->add_option("ID", o->id, "Job id");
-  sub->add_option("--token", o->token, "The lock_token claim returned");
+  sub->add_option("--token", o->token,
+                  "The lock_token claim returned (required with ID; --from gives each line its "
+                  "own)");
   sub->add_option("--result", o->result, "Result to store, as JSON");
   sub->add_option("--from", o->from,
                   "Ack many from FILE or - (NDJSON lines, or one JSON array, of objects with id, "

@@ -62,6 +62,10 @@ Output run_claim(Context& ctx, const ClaimOptions& o) {
   Database& db = ctx.migrated_db();
   JobRepository repo(db);
   auto jobs = repo.claim(r);
+  // A queue name nobody has used (a typo): said once, with the nearest known name.
+  if (jobs.empty()) {
+    if (auto note = AdminRepository(db).unknown_queue_note(o.queue)) ctx.note(*note);
+  }
   if (jobs.empty() && wait.positive()) {
     // Long polling, as SQS's WaitTimeSeconds: announced jobs wake the wait at once (LISTEN
     // on this connection, PostgreSQL); every backend also claims again on a timer that

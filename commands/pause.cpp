@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "core/nearest.hpp"
 #include "db/admin_repository.hpp"
 
 namespace queuectl {
@@ -23,9 +24,11 @@ void setup_pause(CLI::App& app, Context& ctx) {
     const auto known = admin.queue_names();
     const bool is_new = std::find(known.begin(), known.end(), *queue) == known.end();
     admin.pause(*queue);
-    if (is_new)
-      ctx.note("queuectl: warning: queue " + *queue +
-               " has no jobs yet; paused anyway (check the name)");
+    if (is_new) {
+      const auto near = nearest(*queue, known);
+      ctx.note("queuectl: warning: queue " + *queue + " has no jobs yet; paused anyway (check " +
+               (near ? "the name: did you mean " + *near + "?)" : std::string("the name)")));
+    }
     Output out;
     out.document = {{"queue", *queue}, {"paused", true}};
     out.lines.push_back("queue " + *queue + " paused");

@@ -29,6 +29,52 @@ commands=$("$bin" __complete commands)
         "$bin" help "$cmd" | sed '/^Global options (/,/^$/d' | as_roff
         echo ".fi"
     done
+    cat <<'ROFF'
+[EXIT STATUS]
+.TP
+.B 0
+success (also an empty claim: no job due is not an error)
+.TP
+.B 1
+an error not covered below: wrong credentials, missing privileges, an unmigrated database
+.TP
+.B 2
+bad usage or bad input; nothing was written
+.TP
+.B 3
+lease lost: the token is wrong, the lease expired and was reaped, or the job is not processing
+.TP
+.B 4
+not found: no job with that id
+.TP
+.B 5
+a named lock is held by someone else (\fBlock \-E\fR chooses another code)
+.TP
+.B 75
+temporary: the database is unreachable, or contention lasted past the lock waits and
+retries; run again later
+[ENVIRONMENT]
+.TP
+.B QUEUECTL_DB
+the database URL when \fB\-\-db\fR is not given
+.TP
+.B QUEUECTL_DB_PASSWORD
+the database password, in place of one in the URL (\fB\-\-db\-password\-file\fR wins)
+.TP
+.B XDG_DATA_HOME\fR, \fBHOME
+without a URL, the SQLite file is $XDG_DATA_HOME/queuectl/queue.db
+(~/.local/share/queuectl/queue.db)
+.TP
+.B QUEUECTL_NAMED_LOCKS
+\fBrow\fR: named locks are rows of queuectl_locks on every backend, as on Galera;
+\fBauto\fR (default): the database's own named locks where they hold
+.TP
+.B COLUMNS
+the width tables are fitted to when stdout is not a terminal
+.TP
+.B TZ
+the time zone of a \fB\-\-run\-at\fR time given without an offset
+ROFF
     echo "[SEE ALSO]"
     echo "The README of the source distribution: URLs, workers, the reaper, named locks,"
     echo "ordered groups, sharing the table with your own SQL."

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include <soci/soci.h>
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "cli/help_format.hpp"
 #include "core/display_text.hpp"
 #include "core/errors.hpp"
+#include "core/nearest.hpp"
 
 namespace queuectl {
 
@@ -32,6 +34,26 @@ constexpr const char* kFooter =
 
 // CLI11's message for a parse error, said for people: which option or argument, what was
 // wrong with it, and the help to read (the command's own when one was given).
+// The long options a command takes, its own and the global ones ("--priority", ...).
+std::vector<std::string> long_options(const CLI::App& app) {
+  std::vector<std::string> names;
+  auto add = [&names](const CLI::App* a) {
+    for (const CLI::Option* opt : a->get_options())
+      for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+  };
+  add(&app);
+  for (const CLI::App* sub : app.get_subcommands()) add(sub);
+  return names;
+}
+
+// " (did you mean --priority?)" for an unexpected option near one the command takes.
+std::string option_hint(const CLI::App& app, const std::string& given) {
+  const std::string name = given.substr(0, given.find('='));
+  if (name.rfind("--", 0) != 0) return "";
+  if (auto near = nearest(name, long_options(app))) return "; did you mean " + *near + "?";
+  return "";
+}
+
 std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
   std::string what = e.what();
   const std::string convert = "Could not convert: ";
@@ -44,9 +66,15 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
   const std::string unexpected = "The following argument was not expected: ";
   const std::string unexpected_many = "The following arguments were not expected: ";
   if (what.rfind(unexpected, 0) == 0)
-    what = "unexpected argument '" + what.substr(unexpected.size()) + "'";
-  else if (what.rfind(unexpected_many, 0) == 0)
-    what = "unexpected arguments: " + what.substr(unexpected_many.size());
+    what = "unexpected argument '" + what.substr(unexpected.size()) + "'" +
+           option_hint(app, what.substr(unexpected.size()));
+  else if (what.rfind(unexpected_many, 0) == 0) {
+    const std::string rest = what.substr(unexpected_many.size());
+    std::string hint;
+    std::istringstream words(rest);
+    for (std::string w; hint.empty() && words >> w;) hint = option_hint(app, w);
+    what = "unexpected arguments: " + rest + hint;
+  }
   if (what == "A subcommand is required") what = "no command given";
   if (what.size() > 12 && what.compare(what.size() - 12, 12, " is required") == 0)
     what = what.substr(0, what.size() - 12) + " is missing";
@@ -116,6 +144,11 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     out << app.help();
     return 0;
   }
+  // `queuectl version`, as kubectl and docker users type it: the same as --version.
+  if (argc == 2 && std::string(argv[1]) == "version") {
+    out << "queuectl " << QUEUECTL_VERSION << "\n";
+    return 0;
+  }
   try {
     app.parse(argc, argv);
     return 0;
@@ -133,8 +166,13 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     // CLI11 reports a mistyped command as "A subcommand is required": name it instead.
     const auto extras = app.remaining();
     if (app.get_subcommands().empty() && !extras.empty() && extras.front().rfind("-", 0) != 0) {
-      err << "queuectl: error: unknown command '" << extras.front()
-          << "' (see queuectl --help for the list)\n";
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        names.push_back(sub->get_name());
+      const auto near = nearest(extras.front(), names);
+      err << "queuectl: error: unknown command '" << extras.front() << "'"
+          << (near ? "; did you mean '" + *near + "'?" : std::string()) +
+                 " (see queuectl --help for the list)\n";
       return static_cast<int>(ExitCode::usage);
     }
     err << parse_error_line(app, e) << "\n";

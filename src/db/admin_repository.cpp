@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/nearest.hpp"
 #include "db/guarded_write.hpp"
 #include "db/row_reader.hpp"
 
@@ -287,6 +288,14 @@ std::vector<std::string> AdminRepository::queue_names() {
     for (bool got = st.execute(true); got; got = st.fetch()) names.push_back(name);
   });
   return names;
+}
+
+std::optional<std::string> AdminRepository::unknown_queue_note(const std::string& queue) {
+  const std::vector<std::string> names = queue_names();
+  if (std::find(names.begin(), names.end(), queue) != names.end()) return std::nullopt;
+  const auto near = nearest(queue, names);
+  return "queue " + queue + " has never had a job or a setting in " + db_.url().redacted() +
+         (near ? "; did you mean " + *near + "?" : std::string(" (check the name)"));
 }
 
 std::vector<std::pair<std::string, bool>> AdminRepository::named_queues() {

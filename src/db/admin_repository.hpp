@@ -83,6 +83,9 @@ class AdminRepository {
   QueueSettings settings(const std::string& queue);
   // Every queue with jobs or settings, for completions and pause's check for a new name.
   std::vector<std::string> queue_names();
+  // For a queue that has never had a job or a setting (a typo, often): what to say, with the
+  // nearest known name; none for a queue that exists.
+  std::optional<std::string> unknown_queue_note(const std::string& queue);
   // For completions: every queue with jobs or a setting that is not the default, and
   // whether it is paused, by name.
   std::vector<std::pair<std::string, bool>> named_queues();

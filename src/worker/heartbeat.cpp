@@ -57,6 +57,9 @@ void Heartbeat::loop() {
       url_.backend == Backend::mysql
           ? std::chrono::ceil<std::chrono::seconds>(std::max(extend_wait, interval / 2))
           : extend_wait;
+  // A connection that keeps failing is said once, not at every beat (the worker's own
+  // lines tell the outage and its end).
+  bool connection_failing = false;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
     std::vector<std::pair<std::int64_t, std::string>> batch;
@@ -78,6 +81,7 @@ void Heartbeat::loop() {
         };
       }
       JobRepository repo(*db);
+      connection_failing = false;
       for (const auto& [id, token] : batch) {
         const auto sent = Clock::now();
         try {
@@ -98,7 +102,9 @@ void Heartbeat::loop() {
     } catch (const std::exception& e) {
       // Connection trouble: drop the connection and try again at the next beat.
       db.reset();
-      log_(std::string("heartbeat: ") + e.what() + "; retrying");
+      if (!connection_failing)
+        log_(std::string("heartbeat: ") + e.what() + "; retrying at every beat");
+      connection_failing = true;
     }
     lock.lock();
     const auto now = Clock::now();

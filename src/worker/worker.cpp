@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -215,6 +216,12 @@ class Worker {
   // notes whether it has a concurrency limit.
   void note_if_paused();
   void connection_trouble(const std::exception& e);
+  // The database answered: ends an outage that connection_trouble told of.
+  void connection_back();
+  static constexpr std::chrono::seconds kOutageReminder{60};
+  std::optional<Clock::time_point> outage_since_;
+  bool listen_failing_ = false;  // a failed LISTEN was told; its retries go to -v
+  Clock::time_point outage_told_;
   // Wake-ups: listen for new jobs where the backend can announce them, and read them.
   void open_listener(Clock::time_point now);
   void read_notifications(Clock::time_point now);
@@ -233,6 +240,7 @@ class Worker {
   Clock::time_point listen_retry_at_ = Clock::now();
   std::unique_ptr<JobRepository> repo_;
   bool paused_noted_ = false;
+  bool unknown_checked_ = false;
   // The queue has a concurrency limit: a slot that frees is not announced, so an empty
   // claim is tried again soon rather than after the whole poll interval.
   bool limited_ = false;
@@ -281,10 +289,34 @@ JobRepository& Worker::repo() {
   return *repo_;
 }
 
+// An outage is told in two lines, not one a retry: when it starts (what failed, where,
+// how often the worker tries again) and when the database answers again, with a reminder
+// every kOutageReminder between them. The retries themselves go to -v.
 void Worker::connection_trouble(const std::exception& e) {
-  log_(std::string("database trouble: ") + e.what() + "; retrying with backoff");
+  const Clock::time_point now = Clock::now();
+  std::string reason = e.what();
+  if (reason.size() > 200) reason = reason.substr(0, 200) + "...";
+  if (!outage_since_) {
+    outage_since_ = now;
+    outage_told_ = now;
+    log_("database trouble: " + reason + "; retrying with backoff, at least every " +
+         o_.idle_max.str() + "; running jobs go on");
+  } else if (now - outage_told_ >= kOutageReminder) {
+    outage_told_ = now;
+    log_("database still in trouble after " + seconds(now - *outage_since_) + ": " + reason +
+         "; retrying");
+  } else {
+    debug_("database trouble: " + reason + "; retrying");
+  }
   repo_.reset();
   db_.reset();
+}
+
+void Worker::connection_back() {
+  if (!outage_since_) return;
+  log_("database answers again after " + seconds(Clock::now() - *outage_since_) + " (" +
+       url_.redacted() + ")");
+  outage_since_.reset();
 }
 
 void Worker::open_listener(Clock::time_point now) {
@@ -297,12 +329,19 @@ void Worker::open_listener(Clock::time_point now) {
     auto db = std::make_unique<Database>(url_);
     db->session() << db->sql().listen;
     listen_db_ = std::move(db);
+    listen_failing_ = false;
     debug_("listening for new jobs on " + o_.queue + " (LISTEN/NOTIFY); polling every " +
            o_.idle_max.str() + " besides");
     next_claim_ = now;  // a job announced before the LISTEN took effect is not missed
   } catch (const std::exception& e) {
-    log_(std::string("cannot listen for new jobs (") + e.what() + "); polling, trying again in " +
-         o_.idle_max.str());
+    // Said once until a LISTEN works again: during an outage the claims' lines tell it.
+    const std::string line = std::string("cannot listen for new jobs (") + e.what() +
+                             "); polling, trying again every " + o_.idle_max.str();
+    if (listen_failing_)
+      debug_(line);
+    else
+      log_(line);
+    listen_failing_ = true;
     listen_retry_at_ = now + o_.idle_max.chrono();
   }
 }
@@ -439,6 +478,7 @@ void Worker::claim_landed(Turn& turn, Clock::time_point now) {
     }
     return;
   }
+  connection_back();
   std::vector<Job>& jobs = turn.jobs;
   if (jobs.empty()) {
     note_if_paused();
@@ -481,6 +521,11 @@ void Worker::claim_landed(Turn& turn, Clock::time_point now) {
 void Worker::note_if_paused() {
   bool paused = false;
   try {
+    // A queue name nobody has used (a typo): said once, at the first empty claim.
+    if (!unknown_checked_) {
+      unknown_checked_ = true;
+      if (auto note = AdminRepository(*db_).unknown_queue_note(o_.queue)) log_(*note);
+    }
     const QueueSettings s = AdminRepository(*db_).settings(o_.queue);
     paused = s.paused;
     limited_ = s.max_processing.has_value();
@@ -727,6 +772,7 @@ void Worker::acks_landed(Turn& turn, Clock::time_point now) {
     return;
   }
   writes_failing_ = false;
+  connection_back();
   std::vector<std::int64_t>& lost = turn.lost;
   std::sort(lost.begin(), lost.end());
   for (const PendingAck& a : due) {

