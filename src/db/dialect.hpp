@@ -94,10 +94,6 @@ struct Statements {
   std::string claim_limit_busy;
   std::string claim_mark;
 
-  // An ack keeps the job's lock_token (every other write that ends a lease clears it): a
-  // done job then shows which claim finished it, and an ack repeated with that token is
-  // known for "already done by you" (exit 0), not a lost lease. The token grants nothing
-  // on a done job: every guarded write requires status = processing.
   std::string ack;  // :result :id :token
   // Acks without a result, many at once ({ids} :token) -> the ids it acked.
   GuardedWrite ack_ids;

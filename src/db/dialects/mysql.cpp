@@ -178,7 +178,7 @@ Statements make_statements() {
 
   s.ack = R"(
     UPDATE job_queue
-       SET status = 2, result = :result, lock_until = NULL,
+       SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id = :id AND status = 1 AND lock_token = :token)";
   // No RETURNING on UPDATE: each guarded write first locks the rows its guard admits.
@@ -188,7 +188,7 @@ Statements make_statements() {
        FOR UPDATE)";
   s.ack_ids.write = R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)";
   const std::string held_pick = R"(

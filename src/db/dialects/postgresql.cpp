@@ -271,19 +271,19 @@ Statements make_statements() {
 
   s.ack = R"(
     UPDATE job_queue
-       SET status = 2, result = CAST(:result AS jsonb), lock_until = NULL,
+       SET status = 2, result = CAST(:result AS jsonb), lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
      WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
   // Many acks without a result under one token: one UPDATE returning the ids it changed.
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
      WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text))",
                               "id");
   s.ack_id_array = R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
      WHERE id = ANY (CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text)
     RETURNING id)";

@@ -117,12 +117,12 @@ Statements make_statements() {
 
   s.ack = R"(
     UPDATE job_queue
-       SET status = 2, result = :result, lock_until = NULL,
+       SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id = :id AND status = 1 AND lock_token = :token)";
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)",
                               "id");
