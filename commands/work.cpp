@@ -59,9 +59,8 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   // The start line names the database, so that a lost QUEUECTL_DB that fell back to a
   // leftover local file shows at once.
   const DbUrl& url = db->url();
-  const std::string where = url.embedded_default
-                                ? "the default SQLite file at " + url.database
-                                : url.redacted();
+  const std::string where =
+      url.embedded_default ? "the default SQLite file at " + url.database : url.redacted();
   ctx.note("queuectl: worker " + o.worker + " on queue " + o.queue + " of " + where +
            " (concurrency " + std::to_string(o.concurrency) + ", lease " + o.lease.str() + ")");
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };

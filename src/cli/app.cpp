@@ -115,10 +115,10 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       ->delimiter(',')
       ->type_name("NAME[,NAME...]")
       // (The names are left out of the help's type column, which they would fill.)
-      ->check(CLI::IsMember({"id", "queue", "status", "priority", "run_at", "attempts",
-                             "max_attempts", "payload", "result", "last_error", "locked_by",
-                             "lock_token", "locked_at", "lock_until", "dedupe_key", "group_key",
-                             "created_at", "updated_at", "finished_at", "dead_from"})
+      ->check(CLI::IsMember({"id",        "queue",        "status",     "priority",    "run_at",
+                             "attempts",  "max_attempts", "payload",    "result",      "last_error",
+                             "locked_by", "lock_token",   "locked_at",  "lock_until",  "dedupe_key",
+                             "group_key", "created_at",   "updated_at", "finished_at", "dead_from"})
                   .description(""));
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
@@ -132,8 +132,8 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (ctx.options.verbose && ctx.options.quiet)
       throw UsageError("-q (--quiet) and -v (--verbose) exclude each other: give one");
     if (ctx.options.fields.empty()) return;
-    static const std::set<std::string> job_commands = {"claim", "list",    "show",  "enqueue",
-                                                       "fail",  "extend",  "release", "leases"};
+    static const std::set<std::string> job_commands = {"claim", "list",   "show",    "enqueue",
+                                                       "fail",  "extend", "release", "leases"};
     for (const CLI::App* sub : app.get_subcommands())
       if (!job_commands.count(sub->get_name()))
         throw UsageError("--field picks fields of jobs, and `" + sub->get_name() +

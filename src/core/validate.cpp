@@ -111,8 +111,7 @@ std::string validate_json(std::string_view text, std::string_view what, std::siz
   if (!json.valid)
     throw UsageError(std::string(what) + " is not valid JSON: '" + shown(text) + "'");
   if (!json.unstorable_number.empty())
-    throw UsageError(std::string(what) + " holds the number " +
-                     shown(json.unstorable_number) +
+    throw UsageError(std::string(what) + " holds the number " + shown(json.unstorable_number) +
                      ", beyond what every backend stores (magnitudes from 1e-16383 to "
                      "1e131071; write it as a string)");
   return std::move(json.text);

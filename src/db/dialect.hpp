@@ -240,9 +240,9 @@ struct Statements {
   std::string migration_applied;   // :version -> 1 when recorded (0 rows otherwise)
   // Two `migrate` runs at once take turns, where the dialect has session_locks():
   // migrate_lock (:key, :wait_s) waits for the database's named lock (at most :wait_s
-  // seconds, or the session's lock wait) and returns 1 once held; migrate_unlock (:key) gives it back. (On SQLite each
-  // migration's BEGIN IMMEDIATE already serializes them and migration_applied, read inside
-  // it, skips one applied meanwhile.)
+  // seconds, or the session's lock wait) and returns 1 once held; migrate_unlock (:key) gives it
+  // back. (On SQLite each migration's BEGIN IMMEDIATE already serializes them and
+  // migration_applied, read inside it, skips one applied meanwhile.)
   std::string migrate_lock;
   std::string migrate_unlock;
   // The columns of a table (:name) -> column name, its type as the catalog names it (lower

@@ -257,9 +257,8 @@ std::vector<MigrationState> Migrator::apply() {
       throw;
     } catch (const TemporaryError& e) {
       // Contention that outlasted the deadline: a lock this migration's DDL waited for.
-      throw TemporaryError("migration " + std::to_string(m.version) + " (" + m.name +
-                           ") waited " + wait_text(lock_wait_) + " in all for a lock on " +
-                           db_.url().redacted() +
+      throw TemporaryError("migration " + std::to_string(m.version) + " (" + m.name + ") waited " +
+                           wait_text(lock_wait_) + " in all for a lock on " + db_.url().redacted() +
                            " that another transaction holds (an open transaction that wrote "
                            "to job_queue, or a long query on it): " +
                            (db_.url().backend == Backend::mysql

@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <deque>
 #include <list>
 #include <memory>
+#include <optional>
 
 #include "core/backoff.hpp"
 #include "core/errors.hpp"

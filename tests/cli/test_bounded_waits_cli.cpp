@@ -110,9 +110,9 @@ TEST_CASE("cli: bounded waits: with a 3 s lease, a job whose extend cannot commi
   Cleanup cleanup;
   const std::int64_t id = id_of(enqueue(url, "q"));
   const std::string pid_file = dir.path() + "/job.pid";
-  auto worker = queuectl_async(url, {"-o", "json", "work", "q", "--max-jobs", "1", "--lease",
-                                     "3s", "--", "sh", "-c", "echo $$ > '" + pid_file +
-                                                                 "'; exec sleep 30"});
+  auto worker =
+      queuectl_async(url, {"-o", "json", "work", "q", "--max-jobs", "1", "--lease", "3s", "--",
+                           "sh", "-c", "echo $$ > '" + pid_file + "'; exec sleep 30"});
   const int job_pid = read_pid(pid_file);
   REQUIRE_MESSAGE(job_pid > 0, "the job never started");
   cleanup.group(job_pid);

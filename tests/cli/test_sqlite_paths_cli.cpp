@@ -168,7 +168,8 @@ TEST_CASE("cli: work's start line names the database it works") {
   const std::string redacted = DbUrl::parse(url).redacted();
   CHECK(r.err.find(" on queue q of " + redacted + " (concurrency 1, lease 30s)\n") !=
         std::string::npos);
-  if (!is_sqlite()) CHECK(r.err.find(":queuectl@") == std::string::npos);  // the test servers' password
+  if (!is_sqlite())
+    CHECK(r.err.find(":queuectl@") == std::string::npos);  // the test servers' password
 
   if (!is_sqlite()) return;
   TempDir dir;

@@ -115,8 +115,7 @@ ClaimWork claim_postgresql(Database& db, const std::string& queue) {
 
 long long handler_reads(Database& db) {
   long long sum = 0;
-  soci::rowset<soci::row> rows =
-      db.session().prepare << "SHOW SESSION STATUS LIKE 'Handler_read%'";
+  soci::rowset<soci::row> rows = db.session().prepare << "SHOW SESSION STATUS LIKE 'Handler_read%'";
   for (const soci::row& r : rows) sum += std::stoll(r.get<std::string>(1));
   return sum;
 }
@@ -155,8 +154,8 @@ TEST_CASE("a claim after a burst of new jobs works no harder than with fresh sta
        "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
        "SELECT 'done', 2, 1, '{}', " +
            now_sql() + " FROM " + hundred_thousand_rows());
-  exec(fx.db(), "UPDATE job_queue SET group_key = " + key_sql("g0-", "(id % 100)") +
-                    " WHERE id % 2 = 0");
+  exec(fx.db(),
+       "UPDATE job_queue SET group_key = " + key_sql("g0-", "(id % 100)") + " WHERE id % 2 = 0");
   analyze(fx.db());
   add_burst(fx.db(), "stale");
   add_burst(fx.db(), "fresh");

@@ -432,8 +432,7 @@ TEST_CASE("write reports: fail into a dead-letter queue reads the row back befor
   });
   REQUIRE(commit != statements.end());
   for (auto it = commit; it != statements.end(); ++it)
-    CHECK_MESSAGE(it->find("job_queue") == std::string::npos,
-                  "read after the commit: " << *it);
+    CHECK_MESSAGE(it->find("job_queue") == std::string::npos, "read after the commit: " << *it);
 }
 
 }  // namespace queuectl::testing::contract

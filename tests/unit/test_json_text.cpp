@@ -132,19 +132,19 @@ TEST_CASE("cli::parse_line_object: a member's text() is its text as written") {
 
 TEST_CASE("storable_json_number: the numbers every backend stores (PostgreSQL's numeric bounds)") {
   using queuectl::storable_json_number;
-  for (const char* ok : {"0", "-0", "0.000", "0e999999999", "1", "-12.5e3", "1e400", "1e131071",
-                         "9.99e131071", "123.4e131069", "1e-16383", "0.001e-16380",
-                         "100e-16385", "12345678901234567890123"})
+  for (const char* ok :
+       {"0", "-0", "0.000", "0e999999999", "1", "-12.5e3", "1e400", "1e131071", "9.99e131071",
+        "123.4e131069", "1e-16383", "0.001e-16380", "100e-16385", "12345678901234567890123"})
     CHECK_MESSAGE(storable_json_number(ok), ok);
   for (const char* bad : {"1e131072", "10e131071", "0.1e131073", "1e999999999", "-1e999999999",
-                          "1e-16384", "1.5e-16383", "1e-999999999",
-                          "1e99999999999999999999999999"})
+                          "1e-16384", "1.5e-16383", "1e-999999999", "1e99999999999999999999999999"})
     CHECK_MESSAGE(!storable_json_number(bad), bad);
 }
 
 TEST_CASE("validate_json refuses a number no backend stores, naming it") {
-  CHECK(usage_error_of([] { queuectl::validate_json("1e999999999", "payload", 1 << 20); })
-            .find("payload holds the number 1e999999999, beyond what every backend stores") !=
+  CHECK(usage_error_of([] {
+          queuectl::validate_json("1e999999999", "payload", 1 << 20);
+        }).find("payload holds the number 1e999999999, beyond what every backend stores") !=
         std::string::npos);
   CHECK(usage_error_of([] {
           queuectl::validate_json(R"({"a":[1,2e-20000]})", "payload", 1 << 20);

@@ -9,7 +9,7 @@ TEST_CASE("edit_distance counts insertions, deletions, substitutions and neighbo
   CHECK(edit_distance("", "") == 0);
   CHECK(edit_distance("abc", "") == 3);
   CHECK(edit_distance("stat", "stats") == 1);
-  CHECK(edit_distance("emial", "email") == 1);       // a swap
+  CHECK(edit_distance("emial", "email") == 1);  // a swap
   CHECK(edit_distance("--priorty", "--priority") == 1);
   CHECK(edit_distance("--stauts", "--status") == 1);
   CHECK(edit_distance("kitten", "sitting") == 3);
