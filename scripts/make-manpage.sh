@@ -76,8 +76,9 @@ the width tables are fitted to when stdout is not a terminal
 the time zone of a \fB\-\-run\-at\fR time given without an offset
 ROFF
     echo "[SEE ALSO]"
-    echo "The README of the source distribution: URLs, workers, the reaper, named locks,"
-    echo "ordered groups, sharing the table with your own SQL."
+    echo "The docs/ folder of the source distribution, a page per topic: connecting and URLs,"
+    echo "workers, leases and the reaper, named locks, ordered groups, queue policies, sharing"
+    echo "the table with your own SQL, scaling out, operating, exit codes, the command reference."
 } >"$include"
 
 # A fixed environment: the help text must not depend on who builds it.

@@ -147,14 +147,15 @@ TEST_CASE("cli: -q prints data only, and nothing when there is none") {
 
 namespace queuectl::testing::cli {
 
-// The README's node_exporter line, run as cron would run it (sh -c), with the textfile
-// folder in a temporary one: a failed stats leaves nothing behind, a good one the file.
+// The node_exporter line of the guide (docs/operating.md, "Metrics"), run as cron would run
+// it (sh -c), with the textfile folder in a temporary one: a failed stats leaves nothing
+// behind, a good one the file.
 TEST_CASE("cli: the README's textfile-collector line leaves no temporary file when stats fails") {
-  std::ifstream readme(QUEUECTL_SOURCE_DIR "/README.md");
+  std::ifstream readme(QUEUECTL_SOURCE_DIR "/docs/operating.md");
   std::string line, recipe;
   while (std::getline(readme, line))
     if (line.rfind("* * * * *  d=/var/lib/node_exporter/textfile;", 0) == 0) recipe = line;
-  REQUIRE_MESSAGE(!recipe.empty(), "the README's textfile-collector line is gone");
+  REQUIRE_MESSAGE(!recipe.empty(), "docs/operating.md's textfile-collector line is gone");
   recipe = recipe.substr(std::string("* * * * *  ").size());
   TempDir dir;
   recipe.replace(recipe.find("/var/lib/node_exporter/textfile"),
@@ -197,10 +198,11 @@ TEST_CASE("cli: --field prints the named fields of each job; an unknown field cl
         "processing\t\t{\"a\":\"x\\ty\"}\n");
 }
 
-// The README's lifecycle example, run as written (each "$ " line, in one bash).
+// The guide's lifecycle example (docs/jobs.md, "The job lifecycle"), run as written (each
+// "$ " line, in one bash).
 TEST_CASE("cli: the README's lifecycle example runs as written") {
   FreshDatabase fixture;
-  std::ifstream readme(QUEUECTL_SOURCE_DIR "/README.md");
+  std::ifstream readme(QUEUECTL_SOURCE_DIR "/docs/jobs.md");
   std::string line, script = "set -euo pipefail\nqueuectl() { '" + std::string(QUEUECTL_BINARY) +
                              "' --db '" + fixture.url() + "' \"$@\"; }\n";
   bool in_section = false, in_block = false;
@@ -254,11 +256,11 @@ TEST_CASE("cli: libpq's keywords and SOCI's MySQL options are accepted in the UR
 
 namespace queuectl::testing::cli {
 
-// The README's scripting idiom, taken from the README and run by bash with queuectl on the
+// The guide's scripting idiom, taken from docs/jobs.md and run by bash with queuectl on the
 // PATH: an empty queue is exit 0 with a word on stderr, a job is claimed and acked, and an
 // unreachable database is exit 75, not 1 (the `read ... < <(...)` idiom turned both into 1).
 TEST_CASE("cli: the README's claim-one.sh keeps queuectl's exit codes under set -euo pipefail") {
-  std::ifstream readme(QUEUECTL_SOURCE_DIR "/README.md");
+  std::ifstream readme(QUEUECTL_SOURCE_DIR "/docs/jobs.md");
   std::string line, script;
   bool in = false;
   while (std::getline(readme, line)) {
@@ -267,7 +269,7 @@ TEST_CASE("cli: the README's claim-one.sh keeps queuectl's exit codes under set 
     if (in) script += line + "\n";
   }
   REQUIRE_MESSAGE(script.find("set -euo pipefail") != std::string::npos,
-                  "the README's claim-one.sh is gone");
+                  "docs/jobs.md's claim-one.sh is gone");
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;

@@ -1,5 +1,5 @@
 // Named locks shared with applications: an application that takes a lock with its own,
-// hand-written SQL, as the README documents it (MySQL/MariaDB: GET_LOCK(name, 0), as in
+// hand-written SQL, as docs/named-locks.md documents it (MySQL/MariaDB: GET_LOCK(name, 0), as in
 // the articles; PostgreSQL: pg_try_advisory_lock(hashtextextended(name, 0)); SQLite: a
 // queuectl_locks row), and `queuectl lock NAME` exclude each other, multibyte and long
 // names included. The application's SQL runs on a connection of its own, never through
@@ -185,7 +185,7 @@ TEST_CASE("cli: lock --print-key prints what the database locks for a name" *
     CAPTURE(shown(name));
     std::string expected = name;
     if (backend_under_test() == Backend::postgresql) {
-      // The key the README's SQL computes, asked of the server by the test itself.
+      // The key docs/named-locks.md's SQL computes, asked of the server by the test itself.
       std::string n = name;
       fixture.db().session() << "SELECT CAST(hashtextextended(:name, 0) AS text)",
           soci::into(expected), soci::use(n, "name");

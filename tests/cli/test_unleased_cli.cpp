@@ -2,7 +2,7 @@
 // job to processing without lock_until. `leases` lists such rows ("no lease"), `stats`
 // counts them apart (unleased), and `reap --unleased --older-than DUR` returns the old
 // ones; the plain reaper never touches them. Also: an application's own claim respects
-// `queuectl pause` with the condition the README gives. Runs on every backend; the
+// `queuectl pause` with the condition docs/shared-table.md gives. Runs on every backend; the
 // application's SQL is hand-written here, never queuectl's statements.
 #include <doctest/doctest.h>
 
@@ -217,7 +217,7 @@ TEST_CASE("cli: reap --unleased and leases --unleased refuse bad usage, writing 
 }
 
 // `pause` stops queuectl's claims only; an application's own claim respects it with the
-// README's condition.
+// condition of docs/shared-table.md ("`pause` and your own claim").
 TEST_CASE("cli: an application's claim with the README's condition skips a paused queue") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
@@ -225,7 +225,7 @@ TEST_CASE("cli: an application's claim with the README's condition skips a pause
   const std::int64_t id = id_of(enqueue(url, "q"));
   const std::string lock =
       backend_under_test() == Backend::sqlite ? "" : "\n FOR UPDATE SKIP LOCKED";
-  // The README's claim, with its condition word for word.
+  // The claim of docs/shared-table.md, with its condition word for word.
   const std::string pick =
       "SELECT id FROM job_queue\n WHERE queue = :queue AND status = 0"
       " AND run_at <= " +
