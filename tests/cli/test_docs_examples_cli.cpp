@@ -260,9 +260,9 @@ std::string read_text(const std::string& path) {
 // not what the page says (none when the block ran as written).
 std::vector<std::string> run_block(const DocBlock& block) {
   TempDir work, results;
-  std::string script =
-      "cd " + single_quoted(work.path()) + " || exit 99\n" +
-      "queuectl -q migrate >/dev/null 2>&1 || { echo 'migrate failed'; exit 98; }\n";
+  std::string script = "cd " + single_quoted(work.path()) + " || exit 99\n" +
+                       "queuectl -q migrate 2>&1 || { echo \"the block's database could not be "
+                       "migrated\"; exit 98; }\n";
   for (std::size_t i = 0; i < block.commands.size(); ++i) {
     const std::string n = std::to_string(i);
     script += "{ " + block.commands[i].text + "\n} >" +
