@@ -1,5 +1,6 @@
 // queuectl ack: finish a claimed job (or many from NDJSON) under its token.
 #include <future>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -53,6 +54,12 @@ AckItem item_from_line(const std::string& line, std::size_t number, const char* 
   }
 }
 
+// Whether job `id` is done and was finished under `token` (an ack keeps the token).
+bool done_with_token(JobRepository& repo, std::int64_t id, const std::string& token) {
+  const auto job = repo.find(id);
+  return job && job->status == Status::done && job->lock_token == token;
+}
+
 std::string id_list(const std::vector<std::int64_t>& ids) {
   std::string s;
   for (auto id : ids) s += (s.empty() ? "" : ", ") + std::to_string(id);
@@ -94,31 +101,50 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       if (seen.insert({item.id, item.token}).second) items.push_back(std::move(item));
     // Empty input (an idle `claim -o ndjson` upstream) acks nothing and is not an error;
     // the database is not even opened.
-    std::vector<std::int64_t> lost, not_found;
+    std::vector<std::int64_t> lost, not_found, already_done;
     if (!items.empty()) {
       if (connected.valid()) connected.get();  // what connecting threw, if anything
       Database& db = ctx.migrated_db();
-      auto failed = JobRepository(db).ack_many(items);
-      // Only on the failure path: tell ids that do not exist (4) from lost leases (3).
+      JobRepository repo(db);
+      auto failed = repo.ack_many(items);
+      // Only on the failure path: tell ids that do not exist (4) from lost leases (3), and
+      // those from jobs this very token finished before (an ack repeated: done, exit 0).
       if (!failed.empty()) {
         not_found = AdminRepository(db).missing_ids(failed);
         std::set<std::int64_t> missing(not_found.begin(), not_found.end());
-        for (auto id : failed)
-          if (!missing.count(id)) lost.push_back(id);
+        std::map<std::int64_t, std::string> token_of;
+        for (const AckItem& item : items) token_of[item.id] = item.token;
+        for (auto id : failed) {
+          if (missing.count(id)) continue;
+          if (done_with_token(repo, id, token_of[id]))
+            already_done.push_back(id);
+          else
+            lost.push_back(id);
+        }
       }
     }
-    const std::size_t acked = items.size() - lost.size() - not_found.size();
+    const std::size_t acked = items.size() - lost.size() - not_found.size() - already_done.size();
     std::set<std::int64_t> unacked(lost.begin(), lost.end());
     unacked.insert(not_found.begin(), not_found.end());
+    unacked.insert(already_done.begin(), already_done.end());
     std::vector<std::int64_t> acked_ids;
     for (const AckItem& item : items)
       if (!unacked.count(item.id)) acked_ids.push_back(item.id);
     // Every report has the same shape: a count under the outcome's name, its ids beside it.
     Output out;
-    out.document = {
-        {"acked", acked},   {"acked_ids", acked_ids},        {"lost", lost.size()},
-        {"lost_ids", lost}, {"not_found", not_found.size()}, {"not_found_ids", not_found}};
-    out.lines.push_back("acked " + std::to_string(acked) + " job(s)");
+    out.document = {{"acked", acked},
+                    {"acked_ids", acked_ids},
+                    {"already_done", already_done.size()},
+                    {"already_done_ids", already_done},
+                    {"lost", lost.size()},
+                    {"lost_ids", lost},
+                    {"not_found", not_found.size()},
+                    {"not_found_ids", not_found}};
+    out.lines.push_back("acked " + std::to_string(acked) + " job(s)" +
+                        (already_done.empty()
+                             ? std::string()
+                             : "; " + std::to_string(already_done.size()) +
+                                   " already done with the same token: " + id_list(already_done)));
     for (auto id : lost)
       ctx.note("queuectl: error: lease lost on job " + std::to_string(id) + ": not acked");
     for (auto id : not_found)
@@ -143,10 +169,20 @@ Output run_ack(Context& ctx, const AckOptions& o) {
   validate_token(o.token);
   item.token = o.token;
   if (!o.result.empty()) item.result = validate_json(o.result, "--result", ctx.options.max_payload);
-  JobRepository(ctx.migrated_db()).ack(item);
+  JobRepository repo(ctx.migrated_db());
+  bool again = false;
+  try {
+    repo.ack(item);
+  } catch (const LeaseLost&) {
+    // The same ack again (a CI step retried after a timeout): done, as SQS's DeleteMessage
+    // of a message already deleted succeeds. Any other token on a done job is a lost lease.
+    if (!done_with_token(repo, item.id, item.token)) throw;
+    again = true;
+  }
   Output out;
-  out.document = {{"id", item.id}, {"status", "done"}};
-  out.lines.push_back("job " + std::to_string(item.id) + " done");
+  out.document = {{"id", item.id}, {"status", "done"}, {"already_done", again}};
+  out.lines.push_back("job " + std::to_string(item.id) +
+                      (again ? " already done (acked before with this token)" : " done"));
   ctx.print_report(out);
   return {};
 }

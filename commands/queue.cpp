@@ -94,8 +94,7 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
 void setup_queue(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<QueueOptions>();
   auto* sub = app.add_subcommand(
-      "queue",
-      "Show or change a queue's settings (dead letters, concurrency limit, strict groups)");
+      "queue", "Show or change a queue's settings (dead letters, limit, strict groups)");
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--dead-letter", o->dead_letter,
                   "Where a job that gives up goes (out of attempts, or fail --permanent): a "

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/screen.hpp"
@@ -14,6 +16,7 @@
 #include "cli/top_view.hpp"
 #include "core/duration.hpp"
 #include "core/errors.hpp"
+#include "core/human_time.hpp"
 #include "db/top_repository.hpp"
 
 namespace queuectl {
@@ -31,27 +34,74 @@ TopSnapshot read_frame(TopRepository& repo) {
   return repo.read(kTopWorkers, kTopFailures);
 }
 
+// The frames of a live view. A lost connection (or a server that stays busy) does not end
+// top, exactly when an operator watches an incident: the last data stays on screen, a line
+// under the title says since when the database has not answered and why, and each frame
+// tries a new connection until one works.
+class LiveFrames {
+ public:
+  LiveFrames(Database& first, Duration interval)
+      : db_(&first), url_(first.url()), interval_(interval) {}
+
+  // The data of the next frame, and `info.trouble` set or cleared.
+  const TopSnapshot& next(TopFrameInfo& info) {
+    try {
+      if (!db_) {
+        own_ = std::make_unique<Database>(url_, CreateFile::no, Access::read);
+        db_ = own_.get();
+      }
+      TopRepository repo(*db_);
+      snap_ = read_frame(repo);
+      down_since_.reset();
+      info.trouble.clear();
+    } catch (const Error& e) {
+      // Any failure, not only a lost connection: after an outage a login may be refused
+      // for a while (a server starting up, an account locked by the operator), and the
+      // view is there to be watched until it answers again.
+      if (!down_since_) down_since_ = std::chrono::steady_clock::now();
+      db_ = nullptr;
+      own_.reset();
+      const double down =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - *down_since_).count();
+      const std::string reason = e.what();
+      info.trouble = "no answer from the database for " + human_duration(down) +
+                     " (the last data read, as of the title's clock); trying again every " +
+                     interval_.str() + ": " + reason.substr(0, reason.find('\n'));
+    }
+    if (!snap_) snap_ = TopSnapshot{};
+    return *snap_;
+  }
+
+ private:
+  Database* db_;  // the connection in use; null after one was lost
+  std::unique_ptr<Database> own_;
+  DbUrl url_;
+  Duration interval_;
+  std::optional<TopSnapshot> snap_;
+  std::optional<std::chrono::steady_clock::time_point> down_since_;
+};
+
 // Full-screen until q, Ctrl-C or a signal; the screen is given back on every way out.
-void run_screen(TopRepository& repo, TopFrameInfo info, Duration interval) {
+void run_screen(LiveFrames& frames, TopFrameInfo info, Duration interval) {
   Screen screen(STDIN_FILENO, STDOUT_FILENO);
   info.keys = true;
-  TopSnapshot snap = read_frame(repo);
+  const TopSnapshot* snap = &frames.next(info);
   for (;;) {
-    screen.draw(render_top(snap, info, screen.columns(), screen.rows()));
+    screen.draw(render_top(*snap, info, screen.columns(), screen.rows()));
     const Screen::Event event = screen.wait(interval.chrono());
     if (event == Screen::Event::quit) return;
     if (event == Screen::Event::resize) continue;  // the same data, drawn to the new size
-    snap = read_frame(repo);
+    snap = &frames.next(info);
   }
 }
 
 // Output that is not a terminal: a plain frame (no escape codes) every interval, a blank
 // line between frames, until SIGINT, SIGTERM or SIGHUP, or until stdout is closed.
-void run_plain(Context& ctx, TopRepository& repo, const TopFrameInfo& info, Duration interval) {
+void run_plain(Context& ctx, LiveFrames& frames, TopFrameInfo info, Duration interval) {
   ViewSignals signals;
   const std::size_t width = output_width(STDOUT_FILENO).value_or(kPlainWidth);
   for (bool first = true;; first = false) {
-    const TopSnapshot snap = read_frame(repo);
+    const TopSnapshot& snap = frames.next(info);
     std::ostream& out = *ctx.out;
     if (!first) out << "\n";
     for (const std::string& line : render_top(snap, info, width, std::nullopt)) out << line << "\n";
@@ -93,10 +143,11 @@ void run_top(Context& ctx, const TopOptions& o) {
     ctx.print(out);
     return;
   }
+  LiveFrames frames(db, interval);
   if (ctx.out == &std::cout && ::isatty(STDOUT_FILENO))
-    run_screen(repo, info, interval);
+    run_screen(frames, info, interval);
   else
-    run_plain(ctx, repo, info, interval);
+    run_plain(ctx, frames, info, interval);
 }
 
 }  // namespace
@@ -120,6 +171,9 @@ void setup_top(CLI::App& app, Context& ctx) {
       "terminal, a plain frame is printed every interval, with a blank line between\n"
       "frames, until SIGINT or SIGTERM. top only reads, each frame in one snapshot, and\n"
       "its statements read no done job older than a minute: cheap on a large table.\n"
+      "A lost connection does not end top: the last frame stays, a line under the title\n"
+      "says for how long the database has not answered and why, and every interval it\n"
+      "tries again, carrying on when the database is back.\n"
       "Examples:\n"
       "  queuectl top\n"
       "  queuectl top --interval 5s\n"

@@ -234,7 +234,7 @@ complete -c queuectl -n $needs_command -a purge -d 'Delete finished jobs older t
 complete -c queuectl -n $needs_command -a move -d 'Send dead letters back to their queue (or elsewhere)'
 complete -c queuectl -n $needs_command -a pause -d 'Pause a queue: claims get nothing until resume'
 complete -c queuectl -n $needs_command -a resume -d 'Resume a paused queue'
-complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (dead letters, concurrency limit, strict groups)'
+complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (dead letters, limit, strict groups)'
 complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expired (for cron)'
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
 # help COMMAND (not in the list of queuectl --help)

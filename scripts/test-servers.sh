@@ -24,7 +24,7 @@
 # Accounts:
 #   PostgreSQL: superuser role queuectl / password queuectl, database queuectl_test;
 #               Unix socket = trust, TCP = scram-sha-256 (password is really checked).
-#   MariaDB:    queuectl@127.0.0.1 and queuectl@localhost / queuectl, ALL PRIVILEGES ON *.*,
+#   MariaDB:    queuectl@127.0.0.1 and queuectl@localhost / queuectl, ALL PRIVILEGES ON *.* WITH GRANT OPTION,
 #               database queuectl_test; root has no password (socket: mariadb -S DIR/mysql/mysql.sock -uroot).
 #
 # Both servers listen only on 127.0.0.1 (plus their Unix sockets in DIR), on free
@@ -318,15 +318,16 @@ my_init() {
   mkdir -p "$MYDIR/tmp"
   local userargs=()
   ((IS_ROOT)) && userargs=(--user=root)
-  # Users/grants are created during bootstrap via --extra-file.
+  # Users/grants are created during bootstrap via --extra-file. WITH GRANT OPTION: the
+  # outage tests make an account of their own for the process under test, and lock it.
   # (bootstrap runs with grant tables disabled; FLUSH PRIVILEGES enables them)
   cat >"$MYDIR/init.sql" <<EOF
 FLUSH PRIVILEGES;
 CREATE DATABASE IF NOT EXISTS $DB_NAME;
 CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
 CREATE USER IF NOT EXISTS '$DB_USER'@'localhost' IDENTIFIED BY '$DB_PASS';
-GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'127.0.0.1';
-GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'localhost';
+GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'127.0.0.1' WITH GRANT OPTION;
+GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'localhost' WITH GRANT OPTION;
 EOF
   if ! mariadb-install-db --no-defaults --datadir="$MYDATA" --auth-root-authentication-method=normal \
       "${userargs[@]}" --skip-test-db --skip-name-resolve --extra-file="$MYDIR/init.sql" \

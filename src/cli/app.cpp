@@ -19,9 +19,9 @@ namespace queuectl {
 namespace {
 
 constexpr const char* kDescription =
-    "queuectl: run and administer a job queue kept in an SQL table\n"
-    "(PostgreSQL, MySQL/MariaDB, SQLite). Workers claim jobs with SKIP LOCKED, each with a\n"
-    "lease and a lock token; only the token's holder may ack, fail, extend or release.";
+    "queuectl: run and administer a job queue kept in an SQL table (PostgreSQL,\n"
+    "MySQL/MariaDB, SQLite). Workers claim jobs with SKIP LOCKED, each with a lease\n"
+    "and a lock token; only the token's holder may ack, fail, extend or release.";
 
 constexpr const char* kFooter =
     "Database: --db URL, else $QUEUECTL_DB, else sqlite at $XDG_DATA_HOME/queuectl/queue.db.\n"

@@ -9,6 +9,10 @@
 
 namespace queuectl {
 
+// `text` with every line longer than 80 columns folded at spaces; an option's description
+// continues under itself (column 30), any other line under its own indent.
+std::string wrap_help(const std::string& text);
+
 class HelpFormatter : public CLI::Formatter {
  public:
   HelpFormatter();

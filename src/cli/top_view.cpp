@@ -109,6 +109,7 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
     lines.push_back(cell(left, width - right_w - 1) + " " + right);
   else
     lines.push_back(cell(left, width));
+  if (!info.trouble.empty()) lines.push_back(cell("! " + info.trouble, width));
 
   TopQueue total;
   for (const TopQueue& q : snap.queues) {
@@ -135,8 +136,8 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
   std::size_t queues_shown = snap.queues.size();
   if (height) {
     // title, summary, blank, queue header, blank, worker header, blank, failure header, blank,
-    // footer
-    const std::size_t fixed = 10;
+    // footer; and the line that says the database does not answer, when it does not
+    const std::size_t fixed = info.trouble.empty() ? 10 : 11;
     const std::size_t avail = *height > fixed ? *height - fixed : 0;
     while (queue_rows + worker_rows + failure_rows > avail &&
            (worker_rows > 1 || failure_rows > 1)) {

@@ -18,6 +18,9 @@ struct TopFrameInfo {
   std::string source;    // the database, its URL redacted
   std::string interval;  // "1s"; empty: not refreshing (--once)
   bool keys = false;     // the footer names the keys (q quits)
+  // Set while the database does not answer: the frame keeps the last data it read (its
+  // clock says when) and says this on the line after the title.
+  std::string trouble;
 };
 
 // Most workers and failures a frame shows (the statements' limits).

@@ -157,6 +157,19 @@ std::vector<std::int64_t> AdminRepository::retry_matching(const FinishedFilter& 
   return retried;
 }
 
+std::int64_t AdminRepository::count_finished(const FinishedFilter& f) {
+  long long n = 0;
+  db_.retrying([&] {
+    std::string queue = f.queue.value_or("");
+    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
+    int mask = status_mask(f.statuses);
+    long long older_ms = f.older_than.ms();
+    db_.session() << db_.sql().finished_count, use(queue, queue_ind, "queue"),
+        use(mask, "status_mask"), use(older_ms, "older_ms"), soci::into(n);
+  });
+  return n;
+}
+
 std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
                                     const std::function<void(std::int64_t)>& progress) {
   std::int64_t total = 0, after = 0;

@@ -67,6 +67,8 @@ class AdminRepository {
   IdOutcome cancel(const std::vector<std::int64_t>& ids, Force force);
   // Deletes finished jobs matching the filter in primary-key batches, each its own short
   // transaction; DryRun::yes only counts. `progress` gets the running count.
+  // How many finished jobs match the filter now (one count; for a progress line's total).
+  std::int64_t count_finished(const FinishedFilter& filter);
   std::int64_t purge(const FinishedFilter& filter, DryRun dry_run,
                      const std::function<void(std::int64_t)>& progress = {});
   void pause(const std::string& queue);

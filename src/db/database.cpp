@@ -136,6 +136,25 @@ std::string driver_reason(const std::string& message) {
     for (const char* severity : {"ERROR:  ", "FATAL:  "}) {
       if (auto at = text.find(severity); at != std::string::npos) return text.substr(at);
     }
+    // A lost connection has no severity: libpq's words follow SOCI's sentences ("Cannot
+    // execute query. Fatal error. Connection failed. server closed the connection
+    // unexpectedly"). Only libpq's words are kept, when there are any.
+    std::string rest = text;
+    for (bool stripped = true; stripped;) {
+      stripped = false;
+      for (const char* soci_words :
+           {"Cannot execute query.", "Cannot prepare statement.", "Cannot commit transaction.",
+            "Cannot rollback transaction.", "Cannot begin transaction.", "Fatal error.",
+            "Connection failed."}) {
+        const std::string w = soci_words;
+        if (rest.rfind(w, 0) == 0) {
+          rest.erase(0, w.size());
+          rest.erase(0, rest.find_first_not_of(' '));
+          stripped = true;
+        }
+      }
+    }
+    if (!rest.empty()) return rest;
   }
   return text;
 }

@@ -94,6 +94,10 @@ struct Statements {
   std::string claim_limit_busy;
   std::string claim_mark;
 
+  // An ack keeps the job's lock_token (every other write that ends a lease clears it): a
+  // done job then shows which claim finished it, and an ack repeated with that token is
+  // known for "already done by you" (exit 0), not a lost lease. The token grants nothing
+  // on a done job: every guarded write requires status = processing.
   std::string ack;  // :result :id :token
   // Acks without a result, many at once ({ids} :token) -> the ids it acked.
   GuardedWrite ack_ids;
@@ -173,6 +177,9 @@ struct Statements {
   // Finished jobs by primary key, a batch at a time: :queue (NULL all) :status_mask
   // :older_ms (finished_at < now - older) :after :batch -> id.
   std::string finished_pick;
+  // How many finished jobs the same filter matches (:queue :status_mask :older_ms) -> n:
+  // the total of purge's progress line, counted only when that line is shown.
+  std::string finished_count;
   // Deletes the picked ids ({ids} :queue :status_mask :older_ms), checking the filter again
   // in the same statement: a job retried and finished again since the pick is kept.
   std::string delete_ids;

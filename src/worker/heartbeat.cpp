@@ -34,9 +34,9 @@ void Heartbeat::untrack(std::int64_t id) {
   tokens_.erase(id);
 }
 
-std::set<std::int64_t> Heartbeat::take_lost() {
+std::map<std::int64_t, Heartbeat::Lapse> Heartbeat::take_lost() {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::set<std::int64_t> out;
+  std::map<std::int64_t, Lapse> out;
   out.swap(lost_);
   return out;
 }
@@ -108,23 +108,23 @@ void Heartbeat::loop() {
     }
     lock.lock();
     const auto now = Clock::now();
+    std::set<std::int64_t> unconfirmed;
     for (auto& [id, t] : tokens_) {
       auto it = confirmed.find(id);
       if (it != confirmed.end()) t.confirmed = it->second;
       // Unconfirmed for so long that the lease may end before the next beat has had its
       // chance: less left than a beat, its lock wait, and half a beat to stop the command.
-      // Give it up now, while it is still ours.
+      // Give it up now, while it is still ours. The worker says what that means for the
+      // job (stopped, not run, or its outcome still waiting to be written).
       else if (t.confirmed + lease_.chrono() < now + interval + counted_wait + interval / 2 &&
-               !lost.count(id)) {
-        lost.insert(id);
-        log_("heartbeat: job " + std::to_string(id) +
-             ": no extend succeeded in time; giving the job up before its lease ends");
-      }
+               !lost.count(id))
+        unconfirmed.insert(id);
     }
-    for (auto id : lost) {
-      if (tokens_.erase(id)) lost_.insert(id);
-    }
-    if (!lost.empty()) wake_();
+    for (auto id : lost)
+      if (tokens_.erase(id)) lost_[id] = Lapse::refused;
+    for (auto id : unconfirmed)
+      if (tokens_.erase(id)) lost_[id] = Lapse::unconfirmed;
+    if (!lost.empty() || !unconfirmed.empty()) wake_();
   }
 }
 

@@ -30,10 +30,15 @@ class Heartbeat {
             std::function<void(const std::string&)> log);
   ~Heartbeat();
 
+  // Why a lease is no longer kept: an extend refused its token (another holder, or the
+  // job was deleted), or no extend could be confirmed in time (the database did not
+  // answer, or a row lock held elsewhere): given up while the lease is still ours.
+  enum class Lapse { refused, unconfirmed };
+
   void track(std::int64_t id, const std::string& token);
   void untrack(std::int64_t id);
-  // Ids whose leases were lost since the last call (token refused by extend).
-  std::set<std::int64_t> take_lost();
+  // The leases ended since the last call, and why. Each is no longer tracked.
+  std::map<std::int64_t, Lapse> take_lost();
 
  private:
   void loop();
@@ -52,7 +57,7 @@ class Heartbeat {
     std::chrono::steady_clock::time_point confirmed;
   };
   std::map<std::int64_t, Tracked> tokens_;
-  std::set<std::int64_t> lost_;
+  std::map<std::int64_t, Lapse> lost_;
   std::thread thread_;
 };
 

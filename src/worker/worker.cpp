@@ -96,6 +96,7 @@ struct Running {
   std::optional<Clock::time_point> kill_at;   // SIGKILL after SIGTERM
   bool timed_out = false;
   bool lease_lost = false;
+  bool lease_unconfirmed = false;  // lost because no extend was confirmed in time
   bool release_on_exit = false;
 };
 
@@ -206,6 +207,10 @@ class Worker {
   // A lost lease or a deleted job found when its finishing write changed nothing, logged as
   // each write reports it.
   void report_lost(const std::string& head, const std::string& verb, bool not_found);
+  // The heartbeat no longer keeps job `id`'s lease: a running command is stopped, a job
+  // not started is not run, and a finished job whose outcome is still queued says that its
+  // outcome is written only if the lease is still its own when the database answers.
+  void lease_ended(std::int64_t id, Heartbeat::Lapse lapse, Clock::time_point now);
   // A second signal and a database in trouble: what is still queued is left to the reaper.
   void abandon_writes();
   // Queues a release of a job that was claimed but will not run.
@@ -282,7 +287,16 @@ class Worker {
 
 JobRepository& Worker::repo() {
   if (!repo_) {
-    db_ = std::make_unique<Database>(url_);
+    // Connecting again after trouble: whatever stops it (a login refused while the server
+    // restarts, an account locked for a while) is database trouble to wait out, never a
+    // refusal of the write itself, which would drop the job's outcome.
+    try {
+      db_ = std::make_unique<Database>(url_);
+    } catch (const TemporaryError&) {
+      throw;
+    } catch (const Error& e) {
+      throw TemporaryError(e.what());
+    }
     db_->give_up = [] { return g_stop_signals >= 2; };
     repo_ = std::make_unique<JobRepository>(*db_);
   }
@@ -651,7 +665,10 @@ void Worker::finish(Running& r) {
   if (r.lease_lost) {
     heartbeat_->untrack(job.id);
     ++summary_.lost;
-    log_(head + ": lease lost while running; stopped, not acked (" + took + ")");
+    log_(head + (r.lease_unconfirmed
+                     ? ": stopped before its lease could end unconfirmed, not acked (" + took +
+                           "); the reaper returns it"
+                     : ": lease lost while running; stopped, not acked (" + took + ")"));
     return;
   }
   if (r.release_on_exit) {
@@ -719,6 +736,45 @@ void Worker::abandon_writes() {
   for (const PendingAck& a : acks_) heartbeat_->untrack(a.item.id);
   pending_.clear();
   acks_.clear();
+}
+
+void Worker::lease_ended(std::int64_t id, Heartbeat::Lapse lapse, Clock::time_point now) {
+  const bool unconfirmed = lapse == Heartbeat::Lapse::unconfirmed;
+  for (Running& r : running_)
+    if (r.job.id == id) {
+      if (!r.lease_lost) {
+        r.lease_lost = true;
+        r.lease_unconfirmed = unconfirmed;
+        stop_job(r, SIGTERM, now);
+      }
+      return;
+    }
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if (it->id == id) {
+      ++summary_.lost;
+      log_("job " + std::to_string(id) +
+           (unconfirmed ? ": its lease could not be extended in time; not run, the reaper "
+                          "returns it"
+                        : ": lease lost before it started; not run"));
+      waiting_.erase(it);
+      return;
+    }
+  // Its command has ended and its outcome waits in a queue: said now, so that the line
+  // written when the outcome lands (or is refused) follows a true account.
+  if (!unconfirmed) return;  // the finishing write will find the loss and say so
+  std::string head;
+  for (const PendingAck& a : acks_)
+    if (a.item.id == id) head = a.head;
+  for (const PendingWrite& p : pending_)
+    if (p.id == id) head = p.head;
+  if (turn_)  // out on the call thread, which only reads them too
+    for (const PendingAck& a : turn_->acks)
+      if (a.item.id == id) head = a.head;
+  if (head.empty()) return;
+  log_(head +
+       ": its command has ended, but its lease could not be extended and may run out "
+       "before its outcome is written; written if the lease is still its own when the "
+       "database answers, else the reaper returns it");
 }
 
 void Worker::report_lost(const std::string& head, const std::string& verb, bool not_found) {
@@ -860,20 +916,7 @@ WorkerSummary Worker::run() {
           }
       }
     }
-    for (auto id : heartbeat_->take_lost()) {
-      for (Running& r : running_)
-        if (r.job.id == id && !r.lease_lost) {
-          r.lease_lost = true;
-          stop_job(r, SIGTERM, now);
-        }
-      for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
-        if (it->id == id) {
-          ++summary_.lost;
-          log_("job " + std::to_string(id) + ": lease lost before it started; not run");
-          waiting_.erase(it);
-          break;
-        }
-    }
+    for (const auto& [id, lapse] : heartbeat_->take_lost()) lease_ended(id, lapse, now);
     bool finished_any = false;
     for (auto it = running_.begin(); it != running_.end();) {
       try {

@@ -305,6 +305,7 @@ TEST_CASE("cli: control characters in rows written by other code never reach the
                                                           "1m";
   json job = enqueue(url, "evil");
   claim_one(url, "evil", {"--lease", "10m"});
+  allow_any_queue_name(fixture);  // a row written before the table refused such names
   set_text(fixture, job, "queue", evil_queue);
   set_text(fixture, job, "locked_by", evil_worker);
   set_text(fixture, job, "group_key", "g\nnewline");
@@ -407,7 +408,7 @@ TEST_CASE("cli: reap's progress on a terminal: done of total, rate, time left; t
   CHECK(!contains(after, "reaped"));
 }
 
-TEST_CASE("cli: purge's progress on a terminal: count and rate; the report once") {
+TEST_CASE("cli: purge's progress on a terminal: count of total, rate, time left; the report once") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   for (int i = 0; i < 5; ++i) enqueue(url, "q");
@@ -417,7 +418,8 @@ TEST_CASE("cli: purge's progress on a terminal: count and rate; the report once"
   RunResult r = on_terminal(url, {"purge", "--older-than", "0s", "--batch", "2"});
   INFO(dump(r));
   CHECK(r.exit_code == 0);
-  CHECK(std::regex_search(r.out, std::regex(R"(\rpurged 2 job\(s\), [\d.]+/s\x1b\[K)")));
+  CHECK(std::regex_search(r.out,
+                          std::regex(R"(\rpurged 2 of 5 job\(s\), [\d.]+/s, \w+ left\x1b\[K)")));
   const std::size_t last_clear = r.out.rfind("\r\x1b[K");
   REQUIRE(last_clear != std::string::npos);
   CHECK(r.out.substr(last_clear + 4) == "purged 5 job(s)\r\n");

@@ -16,9 +16,14 @@ namespace {
 
 // The report of ack --from: each outcome's count, and its ids beside it.
 json ack_report(const json& acked, const json& lost, const json& not_found) {
-  return json{{"acked", acked.size()},         {"acked_ids", acked},
-              {"lost", lost.size()},           {"lost_ids", lost},
-              {"not_found", not_found.size()}, {"not_found_ids", not_found}};
+  return json{{"acked", acked.size()},
+              {"acked_ids", acked},
+              {"already_done", 0},
+              {"already_done_ids", json::array()},
+              {"lost", lost.size()},
+              {"lost_ids", lost},
+              {"not_found", not_found.size()},
+              {"not_found_ids", not_found}};
 }
 
 }  // namespace
@@ -133,9 +138,10 @@ TEST_CASE("cli: edge: ack --from reports missing ids as not found (4); a lost le
   CHECK(status_of(url, id_of(b)) == "processing");
   CHECK(status_of(url, id_of(c)) == "done");
 
-  // Only lost leases: 3, and a finished job's id is a lost lease, not a missing job.
+  // Only lost leases: 3, and a finished job's id under another token is a lost lease, not a
+  // missing job (under the token that finished it, it is already done: see below).
   RunResult lost = exits(url, {"-o", "json", "ack", "--from", "-"}, 3,
-                         ack_line(a["id"], a["lock_token"]) + ack_line(b["id"], "wrong-token"));
+                         ack_line(a["id"], "wrong-token") + ack_line(b["id"], "wrong-token"));
   json lost_doc = parse(lost.out);
   CHECK(lost_doc["acked"] == 0);
   CHECK(id_set(lost_doc["lost_ids"]) == std::set<std::int64_t>{id_of(a), id_of(b)});
@@ -370,6 +376,42 @@ TEST_CASE("cli: edge: ack --from with the same id and token twice acks once, exi
   CHECK(report["acked"] == 2);
   CHECK(report["lost"] == 0);
   CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE status = 2") == 2);
+}
+
+}  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// An ack repeated with the token that finished the job (a CI step retried after a timeout)
+// is done, exit 0, and says so; another token on that done job is still a lost lease (3).
+TEST_CASE("cli: edges: an ack repeated with the same token is already done, exit 0") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "q");
+  json job = claim_one(url, "q");
+  const std::string id = id_text(job), token = job["lock_token"].get<std::string>();
+  ok(url, {"ack", id, "--token", token});
+  RunResult again = ok(url, {"ack", id, "--token", token});
+  CHECK(again.out == "job " + id + " already done (acked before with this token)\n");
+  json doc = ok_json(url, {"ack", id, "--token", token});
+  CHECK(doc["already_done"] == true);
+  CHECK(doc["status"] == "done");
+  refused(fixture, {"ack", id, "--token", "00000000-0000-4000-8000-000000000000"}, 3, "lease");
+  // ack --from: the repeated line counts as already done, not lost.
+  enqueue(url, "q");
+  json other = claim_one(url, "q");
+  const std::string lines = R"({"id":)" + id + R"(,"token":")" + token + "\"}\n" + R"({"id":)" +
+                            id_text(other) + R"(,"token":")" +
+                            other["lock_token"].get<std::string>() + "\"}\n";
+  RunResult from = queuectl(url, {"-o", "json", "ack", "--from", "-"}, lines);
+  INFO(dump(from));
+  CHECK(from.exit_code == 0);
+  json report = parse(from.out);
+  CHECK(report["acked"] == 1);
+  CHECK(report["already_done"] == 1);
+  CHECK(report["already_done_ids"] == json::array({std::stoll(id)}));
+  CHECK(report["lost"] == 0);
+  CHECK(show(url, std::stoll(id))["lock_token"] == token);  // the claim that finished it
 }
 
 }  // namespace queuectl::testing::cli

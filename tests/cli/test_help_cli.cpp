@@ -126,3 +126,30 @@ TEST_CASE("cli: help: each command's help lists the global options") {
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// Help is folded at words to 80 columns: a terminal (and help2man, for the man page) would
+// otherwise cut an option's long description mid-word. Every line of every command's help,
+// and of the overview, fits; an option's description goes on under itself. An indented
+// line other than an option's (an example command) is left whole, to be copied as it is.
+TEST_CASE("cli: help: every line fits 80 columns, folded at words") {
+  std::vector<std::vector<std::string>> helps = {{"--help"}};
+  for (const std::string& name : command_names()) helps.push_back({name, "--help"});
+  for (const auto& args : helps) {
+    CAPTURE(args[0]);
+    const RunResult r = help_of(args);
+    for (const std::string& line : lines_of(r.out)) {
+      CAPTURE(line);
+      const bool option = line.rfind("  ", 0) == 0 && line.size() > 30 &&
+                          line.compare(28, 2, "  ") == 0 && line[30] != ' ';
+      if (line.rfind(" ", 0) != 0 || option) CHECK(line.size() <= 80);
+    }
+  }
+  const std::string field = help_of({"list", "--help"}).out;
+  CHECK(field.find("  --field NAME[,NAME...] ...  Print only these fields of each job, "
+                   "tab-separated\n                              (e.g. id,lock_token") !=
+        std::string::npos);
+}
+
+}  // namespace queuectl::testing::cli

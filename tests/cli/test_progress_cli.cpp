@@ -41,9 +41,11 @@ TEST_CASE("cli: purge shows its progress on a terminal, batch by batch, and only
     RunResult r = on_terminal(url, {"purge", "--older-than", "0s", "--batch", "2"});
     INFO(dump(r));
     CHECK(r.exit_code == 0);
-    CHECK(contains(r.out, "\rpurged 2 job(s)"));
-    CHECK(contains(r.out, "\rpurged 4 job(s)"));
-    CHECK(contains(r.out, "\rpurged 5 job(s)"));
+    // With the total counted first, and the time left while there is some.
+    CHECK(contains(r.out, "\rpurged 2 of 5 job(s), "));
+    CHECK(contains(r.out, "\rpurged 4 of 5 job(s), "));
+    CHECK(contains(r.out, "\rpurged 5 of 5 job(s)"));
+    CHECK(contains(r.out, " left"));
     CHECK(job_rows(fixture) == 0);
   }
   SUBCASE("a dry run counts the same way") {

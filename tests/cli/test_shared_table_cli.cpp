@@ -309,3 +309,63 @@ TEST_CASE("on MySQL, migrate finishes the table a failed first run left" *
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// A queue name that no command accepts (a control character, a space, too long) is refused
+// by the table itself, so an application's own INSERT cannot store jobs that the command
+// line can neither list nor work; an UPDATE that renames a queue is held to the same rule.
+// Before, all three backends stored "evil\x1b[2J" and `list --queue` refused to name it.
+TEST_CASE("the table refuses a queue name the command line cannot name") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  auto app = fixture.connect();
+  // The refusal names the rule: the trigger's message, or PostgreSQL's constraint name.
+  auto names_rule = [](const soci::soci_error& e) {
+    const std::string what = e.what();
+    return what.find("queue name") != std::string::npos ||
+           what.find("job_queue_queue_name") != std::string::npos;
+  };
+  auto insert = [&](const std::string& queue) {
+    try {
+      app->session() << "INSERT INTO job_queue (queue, payload) VALUES (:q, '{}')",
+          soci::use(queue, "q");
+      return true;
+    } catch (const soci::soci_error& e) {
+      // An empty or too long name may meet the column's own limits first.
+      if (!queue.empty() && queue.size() <= 64) CHECK_MESSAGE(names_rule(e), e.what());
+      return false;
+    }
+  };
+  for (const std::string bad :
+       {std::string("evil\x1b[2J"), std::string("two words"), std::string("tab\there"),
+        std::string("line\n"), std::string(""), std::string(65, 'a'), std::string("caf\xc3\xa9")}) {
+    CAPTURE(bad);
+    CHECK_FALSE(insert(bad));
+  }
+  CHECK(ok_json(url, {"stats"}).empty());  // nothing was stored
+  CHECK(insert("Mail.v2:eu-1_x"));
+  CHECK(insert(std::string(64, 'q')));
+  // Renaming: to a good name works, to a bad one is refused and changes nothing.
+  const std::string renamed = "renamed";
+  app->session() << "UPDATE job_queue SET queue = :q WHERE queue = 'Mail.v2:eu-1_x'",
+      soci::use(renamed, "q");
+  const std::string evil = "evil\x1b[2J";
+  bool refused = false;
+  try {
+    app->session() << "UPDATE job_queue SET queue = :q WHERE queue = 'renamed'",
+        soci::use(evil, "q");
+  } catch (const soci::soci_error& e) {
+    refused = names_rule(e);
+    CHECK_MESSAGE(refused, e.what());
+  }
+  CHECK(refused);
+  CHECK(ok_json(url, {"list", "renamed"}).size() == 1);
+  // queuectl's own way to another queue, a dead letter, moves the job as before.
+  ok(url, {"queue", "renamed", "--dead-letter", "renamed.dead"});
+  json job = claim_one(url, "renamed");
+  ok(url, {"fail", id_text(job), "--token", job["lock_token"].get<std::string>(), "--permanent"});
+  CHECK(show(url, job["id"])["queue"] == "renamed.dead");
+}
+
+}  // namespace queuectl::testing::cli

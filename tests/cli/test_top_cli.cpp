@@ -172,6 +172,7 @@ TEST_CASE("cli: top escapes text from the table and fits the width it is given")
   // Rows written by other code, with control characters in every text top shows.
   std::string queue = "evil\x1b[2J", worker = "w\x1b[31mred", error = "bad\x1b]0;pwned\x07 tail";
   std::string long_queue(60, 'q');
+  allow_any_queue_name(fixture);  // rows written before the table refused such names
   fixture.db().session() << "INSERT INTO job_queue (queue, status, payload, last_error, "
                             "finished_at) VALUES (:q, 3, '{}', :e, " +
                                 hours_ago_sql(0) + ")",

@@ -86,13 +86,20 @@ queuectl -q pause emials 2>/dev/null
 queuectl -q resume emials >/dev/null
 expect_eq "fixture: __complete queues lists emails and reports" \
     "emails reports" "$(queuectl __complete queues)"
+# Help folds a long description onto lines of its own, under column 30: joined again here.
+unfold_help() {
+    awk '/^ {30}[^ ]/ && have {line = line " " substr($0, 31); next}
+         {if (have) print line; line = $0; have = 1}
+         END {if (have) print line}'
+}
+
 # The commands `queuectl --help` lists, in its order: "NAME<TAB>Description" lines.
-HELP_CMDS=$(queuectl --help | sed -n 's/^  \([a-z][a-z-]*\)  \+\(.*\)$/\1\t\2/p')
+HELP_CMDS=$(queuectl --help | unfold_help | sed -n 's/^  \([a-z][a-z-]*\)  \+\(.*\)$/\1\t\2/p')
 HELP_NAMES=$(cut -f1 <<<"$HELP_CMDS" | paste -sd' ' -)
 expect_has "fixture: queuectl --help lists the commands (groups and queue among them)" \
     "migrate enqueue leases groups retry cancel resume queue reap lock" "$HELP_NAMES"
 # The help text of enqueue --group-key.
-GROUP_KEY_HELP=$(queuectl enqueue --help | sed -n 's/^  --group-key TEXT  \+//p')
+GROUP_KEY_HELP=$(queuectl enqueue --help | unfold_help | sed -n 's/^  --group-key TEXT  \+//p')
 if [[ -n $GROUP_KEY_HELP ]]; then ok "fixture: queuectl enqueue --help describes --group-key"; else
     not_ok "fixture: queuectl enqueue --help describes --group-key" "a --group-key line" "none"; fi
 
@@ -222,6 +229,8 @@ bcheck eq "queuectl list --b<TAB> -> --before" "queuectl list --b" "--before"
 bcheck eq "queuectl retry --queue <TAB> -> queues" "queuectl retry --queue " "emails reports"
 bcheck eq "queuectl retry <TAB> -> nothing (job ids)" "queuectl retry " ""
 bcheck eq "queuectl claim emails --field id,lock_t<TAB> -> lock_token" "queuectl claim emails --field id,lock_t" "id,lock_token"
+# Field names come from the binary (`queuectl __complete fields`), the list --field checks.
+bcheck eq "queuectl list --field dead<TAB> -> dead_from" "queuectl list --field dead" "dead_from"
 IFS_BEFORE=$IFS
 bash_complete "queuectl claim " >/dev/null
 _queuectl >/dev/null 2>&1 || true
@@ -280,6 +289,7 @@ if command -v zsh >/dev/null; then
         "queuectl pause "
         "queuectl he"
         "queuectl help cl"
+        "queuectl list --field dead"
     )
     if zout=$(QC_TMP=$TMP QC_COMPDIR=$COMPDIR QC_SETUP=$ROOT/tests/completions/zsh-setup.zsh \
         zsh -f "$ROOT/tests/completions/zsh-driver.zsh" "${zlines[@]}" 2>&1); then
@@ -323,6 +333,7 @@ if command -v zsh >/dev/null; then
         expect_eq "zsh: queuectl pause <TAB> -> the queues not paused" "emails" "$(zhits "queuectl pause ")"
         expect_eq "zsh: queuectl he<TAB> -> help" "help" "$(zhits "queuectl he")"
         expect_eq "zsh: queuectl help cl<TAB> -> claim" "claim" "$(zhits "queuectl help cl")"
+        expect_eq "zsh: queuectl list --field dead<TAB> -> dead_from" "dead_from" "$(zhits "queuectl list --field dead")"
     else
         not_ok "zsh: interactive completion on a pty" "the driver runs" "$zout"
     fi
@@ -400,6 +411,7 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl queue --strict-groups on <TAB> -> emails reports (value skipped)" "queuectl queue --strict-groups on " "emails reports"
     fcheck eq "queuectl queue emails --dead-letter <TAB> -> none and queues" "queuectl queue emails --dead-letter " "emails none reports"
     fcheck eq "queuectl move --from <TAB> -> queues" "queuectl move --from " "emails reports"
+    fcheck eq "queuectl list --field dead<TAB> -> dead_from" "queuectl list --field dead" "dead_from"
     # Descriptions: fish prints "candidate<TAB>description".
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl "' "$COMPDIR/queuectl.fish" 2>&1) || true

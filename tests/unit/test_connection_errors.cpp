@@ -233,6 +233,14 @@ TEST_CASE("db::driver_reason: libpq's reason instead of SOCI's line, one line") 
   CHECK(queuectl::driver_reason("Cannot execute query. Fatal error. ERROR:  permission denied "
                                 "for sequence job_queue_id_seq\n") ==
         "ERROR:  permission denied for sequence job_queue_id_seq");
+  // A connection lost mid-statement: libpq's words, without SOCI's sentences before them.
+  CHECK(queuectl::driver_reason("Cannot execute query. Fatal error. Connection failed. server "
+                                "closed the connection unexpectedly\n\tThis probably means the "
+                                "server terminated abnormally\n") ==
+        "server closed the connection unexpectedly");
+  // Nothing but SOCI's words: kept, rather than an empty reason.
+  CHECK(queuectl::driver_reason("Cannot execute query. Fatal error.") ==
+        "Cannot execute query. Fatal error.");
   CHECK(queuectl::driver_reason("ERROR:  permission denied for table job_queue\n") ==
         "ERROR:  permission denied for table job_queue");
   CHECK(queuectl::driver_reason("Access denied for user 'app'@'localhost' (using password: YES)") ==

@@ -135,6 +135,13 @@ TEST_CASE("top_view: with a height, the frame fits it: workers and failures give
   CHECK(has_line(lines, "host-a:41"));
   CHECK_FALSE(has_line(lines, "w0"));  // one worker row left
   CHECK(lines.back().rfind("q quit  r refresh", 0) == 0);
+  // The database does not answer: the frame says so under the title, and still fits.
+  info.trouble = "no answer from the database for 12s; trying again every 1s";
+  const auto troubled = render_top(s, info, 80, 24);
+  CHECK(troubled.size() == 24);
+  CHECK(troubled[1] == "! no answer from the database for 12s; trying again every 1s");
+  CHECK(troubled.back().rfind("q quit  r refresh", 0) == 0);
+  info.trouble.clear();
   // Tall enough: everything, no "more" line.
   const auto tall = render_top(s, info, 80, 100);
   CHECK_FALSE(has_line(tall, "+"));

@@ -178,7 +178,7 @@ Statements make_statements() {
 
   s.ack = R"(
     UPDATE job_queue
-       SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = :result, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id = :id AND status = 1 AND lock_token = :token)";
   // No RETURNING on UPDATE: each guarded write first locks the rows its guard admits.
@@ -188,7 +188,7 @@ Statements make_statements() {
        FOR UPDATE)";
   s.ack_ids.write = R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)";
   const std::string held_pick = R"(
@@ -418,6 +418,13 @@ Statements make_statements() {
        AND finished_at < )" QC_NOW_MINUS(":older_ms") R"(
      ORDER BY id
      LIMIT :batch)";
+  s.finished_count = R"(
+    SELECT COUNT(*)
+      FROM job_queue
+     WHERE status >= 2
+       AND queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND finished_at < )" QC_NOW_MINUS(":older_ms");
   s.delete_ids = R"(
     DELETE FROM job_queue
      WHERE id IN ({ids})

@@ -271,19 +271,19 @@ Statements make_statements() {
 
   s.ack = R"(
     UPDATE job_queue
-       SET status = 2, result = CAST(:result AS jsonb), lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = CAST(:result AS jsonb), lock_until = NULL,
            finished_at = now(), updated_at = now()
      WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
   // Many acks without a result under one token: one UPDATE returning the ids it changed.
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
      WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text))",
                               "id");
   s.ack_id_array = R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
      WHERE id = ANY (CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text)
     RETURNING id)";
@@ -516,6 +516,15 @@ Statements make_statements() {
        AND finished_at < now() - )" QC_MS(":older_ms") R"(
      ORDER BY id
      LIMIT CAST(:batch AS integer))";
+  s.finished_count = R"(
+    SELECT count(*)
+      FROM job_queue,
+           (SELECT CAST(:queue AS text) AS arg_queue,
+                   CAST(:status_mask AS integer) AS arg_mask) a
+     WHERE status >= 2
+       AND (a.arg_queue IS NULL OR queue = a.arg_queue)
+       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND finished_at < now() - )" QC_MS(":older_ms");
   s.delete_ids = R"(
     DELETE FROM job_queue
      USING (SELECT CAST(:queue AS text) AS arg_queue,

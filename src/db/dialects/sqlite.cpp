@@ -117,12 +117,12 @@ Statements make_statements() {
 
   s.ack = R"(
     UPDATE job_queue
-       SET status = 2, result = :result, lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = :result, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id = :id AND status = 1 AND lock_token = :token)";
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
-       SET status = 2, result = NULL, lock_token = NULL, lock_until = NULL,
+       SET status = 2, result = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)",
                               "id");
@@ -339,6 +339,12 @@ Statements make_statements() {
        AND finished_at < )" QC_NOW_PLUS("-:older_ms") R"(
      ORDER BY id
      LIMIT :batch)";
+  s.finished_count = R"(
+    SELECT count(*) FROM job_queue
+     WHERE status >= 2
+       AND queue = COALESCE(:queue, queue)
+       AND ((:status_mask >> status) & 1) = 1
+       AND finished_at < )" QC_NOW_PLUS("-:older_ms");
   s.delete_ids = R"(
     DELETE FROM job_queue
      WHERE id IN ({ids})
