@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "core/display_text.hpp"
+#include "core/job_fields.hpp"
 #include "db/admin_repository.hpp"
 #include "db/migrations.hpp"
 
@@ -70,12 +71,16 @@ void setup_complete(CLI::App& app, Context& ctx) {
   auto what = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("__complete", "Completion helper");
   sub->group("");  // hidden from --help
-  sub->add_option("WHAT", *what, "queues, paused-queues, unpaused-queues, statuses or commands")
+  sub->add_option("WHAT", *what,
+                  "queues, paused-queues, unpaused-queues, statuses, commands or fields")
       ->required()
-      ->check(
-          CLI::IsMember({"queues", "paused-queues", "unpaused-queues", "statuses", "commands"}));
+      ->check(CLI::IsMember(
+          {"queues", "paused-queues", "unpaused-queues", "statuses", "commands", "fields"}));
   sub->callback([&ctx, what, &app] {
-    if (*what == "statuses") {
+    if (*what == "fields") {
+      // The job's fields for --field, from the one table of them (core/job_fields.hpp).
+      for (const std::string& name : job_field_names()) *ctx.out << name << "\n";
+    } else if (*what == "statuses") {
       for (const char* s : {"ready", "processing", "done", "failed", "canceled"})
         *ctx.out << s << "\n";
     } else if (*what == "commands") {

@@ -214,7 +214,8 @@ _queuectl() {
                 list="none $("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)"
                 ;;
             --field)
-                list="id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at dead_from"
+                # The binary's own list (it needs no database).
+                list=$("$prog" __complete fields 2>/dev/null </dev/null)
                 # Comma lists: complete the last element.
                 if [[ $cur == *,* ]]; then
                     listprefix=${cur%,*}, cur=${cur##*,}

@@ -197,6 +197,22 @@ function __queuectl_statuses
     end
 end
 
+# Field names after --field, from the binary itself (no database needed); comma lists
+# complete their last element.
+function __queuectl_fields
+    set -l prog (commandline -opc)[1]
+    string match -q -- '*/*' $prog; and test -x $prog; or set prog queuectl
+    set -l cur (string replace -r -- '^--field=' '' (commandline -ct))
+    set -l prefix ''
+    if string match -q -- '*,*' $cur
+        set prefix (string replace -r -- ',[^,]*$' ',' $cur)
+    end
+    set -l have (string split , -- $prefix)
+    for f in (command $prog __complete fields 2>/dev/null </dev/null)
+        contains -- $f $have; or echo $prefix$f
+    end
+end
+
 # No file names unless an option asks for one.
 complete -c queuectl -f
 
@@ -207,7 +223,7 @@ complete -c queuectl -l db-password-file -r -F -d 'Read the database password fr
 complete -c queuectl -s o -l output -x -a 'table wide json ndjson prometheus' -d 'Output format'
 complete -c queuectl -s q -l quiet -d 'Print only data; no diagnostics'
 complete -c queuectl -s v -l verbose -d 'More diagnostics on stderr'
-complete -c queuectl -l field -x -a 'id queue status priority run_at attempts max_attempts payload result last_error locked_by lock_token locked_at lock_until dedupe_key group_key created_at updated_at finished_at dead_from' -d 'Print only these fields of each job, tab-separated'
+complete -c queuectl -l field -x -a '(__queuectl_fields)' -d 'Print only these fields of each job, tab-separated'
 complete -c queuectl -l max-payload -x -d 'Largest payload accepted, in bytes'
 complete -c queuectl -n __fish_use_subcommand -l version -d 'Print the version and exit'
 

@@ -12,6 +12,7 @@
 #include "cli/help_format.hpp"
 #include "core/display_text.hpp"
 #include "core/errors.hpp"
+#include "core/job_fields.hpp"
 #include "core/nearest.hpp"
 
 namespace queuectl {
@@ -115,11 +116,7 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       ->delimiter(',')
       ->type_name("NAME[,NAME...]")
       // (The names are left out of the help's type column, which they would fill.)
-      ->check(CLI::IsMember({"id",        "queue",        "status",     "priority",    "run_at",
-                             "attempts",  "max_attempts", "payload",    "result",      "last_error",
-                             "locked_by", "lock_token",   "locked_at",  "lock_until",  "dedupe_key",
-                             "group_key", "created_at",   "updated_at", "finished_at", "dead_from"})
-                  .description(""));
+      ->check(CLI::IsMember(job_field_names()).description(""));
   app.add_flag("-v,--verbose", ctx.options.verbose, "More diagnostics on stderr");
   app.add_option("--max-payload", ctx.options.max_payload,
                  "Largest payload accepted, in bytes (default 1048576)")

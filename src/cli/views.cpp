@@ -1,10 +1,12 @@
 #include "cli/views.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "cli/output.hpp"
 #include "core/display_text.hpp"
 #include "core/human_time.hpp"
+#include "core/job_fields.hpp"
 #include "core/json_text.hpp"
 #include "core/validate.hpp"
 
@@ -124,31 +126,63 @@ void append_field(std::string& out, const char* key, const std::optional<std::st
 
 }  // namespace
 
-nlohmann::ordered_json job_json(const Job& j) {
-  return {
-      {"id", j.id},
-      {"queue", j.queue},
-      {"status", std::string(status_name(j.status))},
-      {"priority", j.priority},
-      {"run_at", j.run_at},
-      {"attempts", j.attempts},
-      {"max_attempts", j.max_attempts},
-      {"payload", json_or_text(j.payload)},
-      {"result", j.result ? json_or_text(*j.result) : nlohmann::ordered_json(nullptr)},
-      {"last_error", opt(j.last_error)},
-      {"locked_by", opt(j.locked_by)},
-      {"lock_token", opt(j.lock_token)},
-      {"locked_at", opt(j.locked_at)},
-      {"lock_until", opt(j.lock_until)},
-      {"dedupe_key", opt(j.dedupe_key)},
-      {"group_key", opt(j.group_key)},
-      {"created_at", j.created_at},
-      {"updated_at", j.updated_at},
-      {"finished_at", opt(j.finished_at)},
-      {"dead_from", opt(j.dead_from)},
-  };
+// Field `i` of kJobFields of job `j`, as JSON (payload and result as the JSON they hold).
+nlohmann::ordered_json field_json(const Job& j, std::size_t i) {
+  switch (i) {
+    case job_field("id"):
+      return j.id;
+    case job_field("queue"):
+      return j.queue;
+    case job_field("status"):
+      return std::string(status_name(j.status));
+    case job_field("priority"):
+      return j.priority;
+    case job_field("run_at"):
+      return j.run_at;
+    case job_field("attempts"):
+      return j.attempts;
+    case job_field("max_attempts"):
+      return j.max_attempts;
+    case job_field("payload"):
+      return json_or_text(j.payload);
+    case job_field("result"):
+      return j.result ? json_or_text(*j.result) : nullptr;
+    case job_field("last_error"):
+      return opt(j.last_error);
+    case job_field("locked_by"):
+      return opt(j.locked_by);
+    case job_field("lock_token"):
+      return opt(j.lock_token);
+    case job_field("locked_at"):
+      return opt(j.locked_at);
+    case job_field("lock_until"):
+      return opt(j.lock_until);
+    case job_field("dedupe_key"):
+      return opt(j.dedupe_key);
+    case job_field("group_key"):
+      return opt(j.group_key);
+    case job_field("created_at"):
+      return j.created_at;
+    case job_field("updated_at"):
+      return j.updated_at;
+    case job_field("finished_at"):
+      return opt(j.finished_at);
+    case job_field("dead_from"):
+      return opt(j.dead_from);
+    default:
+      throw std::logic_error("job field " + std::to_string(i) + " has no value");
+  }
 }
 
+nlohmann::ordered_json job_json(const Job& j) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < kJobFields.size(); ++i)
+    doc[std::string(kJobFields[i].name)] = field_json(j, i);
+  return doc;
+}
+
+// Written by hand for speed (a claim of thousands of jobs down a pipe); a unit test holds
+// it to job_json, field for field.
 void append_job_ndjson(std::string& out, const Job& j) {
   append_field(out, "{\"id\":", j.id);
   append_field(out, ",\"queue\":", j.queue);
@@ -202,26 +236,26 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
                                                 : dump_json(v, 2),
              true);
   };
-  describe(lines, "id", std::to_string(job.id));
-  describe(lines, "queue", job.queue);
-  describe(lines, "status", std::string(status_name(job.status)));
-  describe(lines, "priority", std::to_string(job.priority));
-  time("run_at", job.run_at);
-  describe(lines, "attempts", std::to_string(job.attempts));
-  describe(lines, "max_attempts", std::to_string(job.max_attempts));
-  json_value("payload");
-  json_value("result");
-  describe(lines, "last_error", opt_text(job.last_error), true);
-  describe(lines, "locked_by", opt_text(job.locked_by));
-  describe(lines, "lock_token", opt_text(job.lock_token));
-  time("locked_at", job.locked_at);
-  time("lock_until", job.lock_until);
-  describe(lines, "dedupe_key", opt_text(job.dedupe_key));
-  describe(lines, "group_key", opt_text(job.group_key));
-  time("created_at", job.created_at);
-  time("updated_at", job.updated_at);
-  time("finished_at", job.finished_at);
-  if (job.dead_from) describe(lines, "dead_from", *job.dead_from);
+  for (const JobField& f : kJobFields) {
+    const std::string name(f.name);
+    const auto& v = out.document[name];
+    if (v.is_null() && !f.shown_when_null) continue;
+    switch (f.kind) {
+      case FieldKind::time:
+        time(name.c_str(),
+             v.is_null() ? std::nullopt : std::optional<std::string>(v.get<std::string>()));
+        break;
+      case FieldKind::json:
+        json_value(name.c_str());
+        break;
+      case FieldKind::multiline:
+        describe(lines, name, v.is_null() ? "-" : cell(v), true);
+        break;
+      case FieldKind::plain:
+        describe(lines, name, v.is_null() ? "-" : cell(v));
+        break;
+    }
+  }
   return out;
 }
 

@@ -1,6 +1,9 @@
 #include "db/row_reader.hpp"
 
+#include <type_traits>
+
 #include "core/errors.hpp"
+#include "core/job_fields.hpp"
 
 namespace queuectl {
 namespace {
@@ -26,27 +29,32 @@ Job JobRowReader::job() const {
       throw Error("unexpected value '" + v + "' in job column " + std::to_string(i));
     }
   };
+  // Columns in kJobFields order: the dialects' job_columns list them so (a unit test).
+  // Each position is found at compile time.
+#define QC_AT(name) std::integral_constant<std::size_t, job_field(name)>::value
+  auto opt_at = [&](std::size_t i) { return opt(values_[i], nulls_[i]); };
   Job j;
-  j.id = num(0);
-  j.queue = text(1);
-  j.status = static_cast<Status>(num(2));
-  j.priority = static_cast<int>(num(3));
-  j.run_at = text(4);
-  j.attempts = static_cast<int>(num(5));
-  j.max_attempts = static_cast<int>(num(6));
-  j.payload = text(7);
-  j.result = opt(values_[8], nulls_[8]);
-  j.last_error = opt(values_[9], nulls_[9]);
-  j.locked_by = opt(values_[10], nulls_[10]);
-  j.lock_token = opt(values_[11], nulls_[11]);
-  j.locked_at = opt(values_[12], nulls_[12]);
-  j.lock_until = opt(values_[13], nulls_[13]);
-  j.dedupe_key = opt(values_[14], nulls_[14]);
-  j.group_key = opt(values_[15], nulls_[15]);
-  j.created_at = text(16);
-  j.updated_at = text(17);
-  j.finished_at = opt(values_[18], nulls_[18]);
-  j.dead_from = opt(values_[19], nulls_[19]);
+  j.id = num(QC_AT("id"));
+  j.queue = text(QC_AT("queue"));
+  j.status = static_cast<Status>(num(QC_AT("status")));
+  j.priority = static_cast<int>(num(QC_AT("priority")));
+  j.run_at = text(QC_AT("run_at"));
+  j.attempts = static_cast<int>(num(QC_AT("attempts")));
+  j.max_attempts = static_cast<int>(num(QC_AT("max_attempts")));
+  j.payload = text(QC_AT("payload"));
+  j.result = opt_at(QC_AT("result"));
+  j.last_error = opt_at(QC_AT("last_error"));
+  j.locked_by = opt_at(QC_AT("locked_by"));
+  j.lock_token = opt_at(QC_AT("lock_token"));
+  j.locked_at = opt_at(QC_AT("locked_at"));
+  j.lock_until = opt_at(QC_AT("lock_until"));
+  j.dedupe_key = opt_at(QC_AT("dedupe_key"));
+  j.group_key = opt_at(QC_AT("group_key"));
+  j.created_at = text(QC_AT("created_at"));
+  j.updated_at = text(QC_AT("updated_at"));
+  j.finished_at = opt_at(QC_AT("finished_at"));
+  j.dead_from = opt_at(QC_AT("dead_from"));
+#undef QC_AT
   return j;
 }
 

@@ -8,12 +8,13 @@
 #include <soci/soci.h>
 
 #include "core/job.hpp"
+#include "core/job_fields.hpp"
 
 namespace queuectl {
 
 class JobRowReader {
  public:
-  static constexpr std::size_t kColumns = 20;
+  static constexpr std::size_t kColumns = kJobFields.size();
 
   // Adds one into() per job column to `st`, in Job's order.
   void bind(soci::statement& st);

@@ -412,6 +412,7 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl queue emails --dead-letter <TAB> -> none and queues" "queuectl queue emails --dead-letter " "emails none reports"
     fcheck eq "queuectl move --from <TAB> -> queues" "queuectl move --from " "emails reports"
     fcheck eq "queuectl list --field dead<TAB> -> dead_from" "queuectl list --field dead" "dead_from"
+    fcheck eq "queuectl list --field id,lock_t<TAB> -> id,lock_token" "queuectl list --field id,lock_t" "id,lock_token"
     # Descriptions: fish prints "candidate<TAB>description".
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl "' "$COMPDIR/queuectl.fish" 2>&1) || true

@@ -1,5 +1,6 @@
 #include "support/fixture.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -10,10 +11,16 @@ namespace queuectl::testing {
 
 Backend backend_under_test() {
   const char* b = std::getenv("QUEUECTL_TEST_BACKEND");
-  std::string name = b ? b : "sqlite";
+  const std::string name = b && *b ? b : "sqlite";
   if (name == "postgresql") return Backend::postgresql;
   if (name == "mysql") return Backend::mysql;
-  return Backend::sqlite;
+  if (name == "sqlite") return Backend::sqlite;
+  // A typo ("postgres") must not run the whole suite on SQLite and pass. Asked while the
+  // test cases are registered (their skip conditions), before any runs: exit at once.
+  std::fprintf(stderr,
+               "QUEUECTL_TEST_BACKEND=%s is not a backend: use sqlite, postgresql or mysql\n",
+               name.c_str());
+  std::exit(2);
 }
 
 std::string base_url() {
