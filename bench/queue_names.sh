@@ -4,7 +4,7 @@
 #   bash bench/queue_names.sh              # from the repository root (or anywhere)
 #
 # Migration 9 makes the table refuse a queue name the command line cannot name: a CHECK on
-# PostgreSQL, a BEFORE INSERT trigger on MariaDB and SQLite. Every INSERT pays it, queuectl's
+# PostgreSQL and MariaDB, a BEFORE INSERT trigger on SQLite. Every INSERT pays it, queuectl's
 # and the applications' own. This measures the floor the rule changes: the database writing
 # $JOBS rows by itself in one statement (INSERT INTO job_queue ... SELECT from a generated
 # series: no client, no parsing, no transfer), with the rule in place and with it dropped,
@@ -63,12 +63,11 @@ case_postgresql() {
 }
 case_mysql() {
   sock=$TMP/srv/mysql/mysql.sock
-  # By stdin, so that a trigger's body may hold semicolons (DELIMITER below).
   sql_run() { printf '%s\n' "$1" | mariadb --no-defaults -S "$sock" -uroot queuectl_test; }
   rows_sql="INSERT INTO job_queue (queue, payload, priority)
             SELECT 'bench', JSON_OBJECT('n', seq, 'kind', 'email'), seq % 3 FROM seq_1_to_$JOBS"
-  rule_on=$(printf 'DELIMITER //\n%s\n//\nDELIMITER ;' "$(rule_sql mysql | sed '$ s/;$//')")
-  rule_off="DROP TRIGGER job_queue_queue_name"
+  rule_on=$(rule_sql mysql)
+  rule_off="ALTER TABLE job_queue DROP CONSTRAINT job_queue_queue_name"
   empty="TRUNCATE job_queue"
   url=$QUEUECTL_TEST_MYSQL_URL
 }

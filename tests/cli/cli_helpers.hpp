@@ -21,7 +21,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/migrations.hpp"
 #include "support/fixture.hpp"
 #include "support/process.hpp"
 
@@ -356,25 +355,17 @@ inline int closed_port() {
 
 // The table as migrated before version 9, which took any queue name: rows written then by
 // other code may hold control characters, and every view must still escape them. Drops
-// migration 9's rule (PostgreSQL: its CHECK; SQLite: its triggers; MySQL/MariaDB: its
-// INSERT trigger, and the UPDATE rules of migration 8 again in place of job_queue_rules).
+// migration 9's rule (PostgreSQL and MySQL/MariaDB: its CHECK; SQLite: its triggers).
 inline void allow_any_queue_name(FreshDatabase& fixture) {
   soci::session& s = fixture.db().session();
   switch (backend_under_test()) {
     case Backend::postgresql:
+    case Backend::mysql:
       s << "ALTER TABLE job_queue DROP CONSTRAINT job_queue_queue_name";
       break;
     case Backend::sqlite:
       s << "DROP TRIGGER job_queue_queue_name";
       s << "DROP TRIGGER job_queue_queue_rename";
-      break;
-    case Backend::mysql:
-      for (const Migration& m : migrations_for(Backend::mysql))
-        if (m.version == 8)
-          for (const std::string& stmt : split_statements(m.sql))
-            if (stmt.find("CREATE TRIGGER job_queue_transitions") != std::string::npos) s << stmt;
-      s << "DROP TRIGGER job_queue_rules";
-      s << "DROP TRIGGER job_queue_queue_name";
       break;
   }
 }
