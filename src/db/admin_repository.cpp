@@ -124,18 +124,37 @@ IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force fo
   return change_ids(ids, force == Force::yes ? db_.sql().cancel_ids_force : db_.sql().cancel_ids);
 }
 
+namespace {
+
+// A FinishedFilter's bound values (:queue, NULL for all; :status_mask; :older_ms), kept
+// alive for as long as the statement that uses them: pick, count and delete bind the same.
+struct FilterValues {
+  explicit FilterValues(const FinishedFilter& f)
+      : queue(f.queue.value_or("")),
+        queue_ind(f.queue ? soci::i_ok : soci::i_null),
+        mask(status_mask(f.statuses)),
+        older_ms(f.older_than.ms()) {}
+  void bind(soci::statement& st) {
+    st.exchange(soci::use(queue, queue_ind, "queue"));
+    st.exchange(soci::use(mask, "status_mask"));
+    st.exchange(soci::use(older_ms, "older_ms"));
+  }
+  std::string queue;
+  soci::indicator queue_ind;
+  int mask;
+  long long older_ms;
+};
+
+}  // namespace
+
 std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f, std::int64_t after) {
   std::vector<long long> ids;
   db_.retrying([&] {
-    std::string queue = f.queue.value_or("");
-    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
-    int mask = status_mask(f.statuses);
-    long long older_ms = f.older_than.ms(), after_id = after;
+    FilterValues values(f);
+    long long after_id = after;
     int batch = f.batch;
     ids = fetch_ids(db_.session(), db_.sql().finished_pick, [&](soci::statement& st) {
-      st.exchange(use(queue, queue_ind, "queue"));
-      st.exchange(use(mask, "status_mask"));
-      st.exchange(use(older_ms, "older_ms"));
+      values.bind(st);
       st.exchange(use(after_id, "after"));
       st.exchange(use(batch, "batch"));
     });
@@ -160,12 +179,12 @@ std::vector<std::int64_t> AdminRepository::retry_matching(const FinishedFilter& 
 std::int64_t AdminRepository::count_finished(const FinishedFilter& f) {
   long long n = 0;
   db_.retrying([&] {
-    std::string queue = f.queue.value_or("");
-    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
-    int mask = status_mask(f.statuses);
-    long long older_ms = f.older_than.ms();
-    db_.session() << db_.sql().finished_count, use(queue, queue_ind, "queue"),
-        use(mask, "status_mask"), use(older_ms, "older_ms"), soci::into(n);
+    FilterValues values(f);
+    soci::statement st(db_.session());
+    values.bind(st);
+    st.exchange(soci::into(n));
+    prepare_once(st, db_.sql().finished_count);
+    st.execute(true);
   });
   return n;
 }
@@ -187,15 +206,10 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
       db_.transaction([&] {
         // The DELETE checks the filter again: a job retried and finished again since the
         // pick is newer than the cutoff now, or of a status not asked for.
-        std::string queue = f.queue.value_or("");
-        soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
-        int mask = status_mask(f.statuses);
-        long long older_ms = f.older_than.ms();
+        FilterValues values(f);
         soci::statement st(db_.session());
         bind_ids(st, ids);
-        st.exchange(use(queue, queue_ind, "queue"));
-        st.exchange(use(mask, "status_mask"));
-        st.exchange(use(older_ms, "older_ms"));
+        values.bind(st);
         prepare_once(st, expand_ids(db_.sql().delete_ids, ids.size()));
         st.execute(true);
         deleted = st.get_affected_rows();
