@@ -5,12 +5,12 @@
 #include <memory>
 
 #include "bench/bench.hpp"
-#include "bench/stop_signals.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "core/human_time.hpp"
+#include "core/signal_scope.hpp"
 
 namespace queuectl {
 namespace {
@@ -158,10 +158,10 @@ void run_bench_command(Context& ctx, const BenchCliOptions& c) {
                      ": " + skipped.front());
   for (const std::string& s : skipped) ctx.note("queuectl: bench: skipping " + s);
 
-  bench::StopSignals signals;
+  SignalScope signals({SIGINT, SIGTERM, SIGHUP});
   const bool tty = ctx.interactive_stderr();
   bench::BenchHooks hooks;
-  hooks.stop_signal = [] { return bench::StopSignals::received(); };
+  hooks.stop_signal = [] { return SignalScope::first_stop(); };
   hooks.warn = [&ctx](const std::string& line) { *ctx.err << "queuectl: error: " << line << "\n"; };
   if (tty) {
     // One line rewritten in place (processed of total, rate, time left), cleared when a
@@ -179,7 +179,7 @@ void run_bench_command(Context& ctx, const BenchCliOptions& c) {
     };
   }
   const auto results = bench::run_bench(url, o, hooks);
-  if (const int sig = bench::StopSignals::received()) {
+  if (const int sig = SignalScope::first_stop()) {
     ctx.note("queuectl: bench: stopped by signal " + std::to_string(sig) +
              "; scratch tables dropped");
     throw CommandExit(128 + sig);

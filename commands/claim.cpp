@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -12,6 +13,7 @@
 #include "core/errors.hpp"
 #include "db/admin_repository.hpp"
 #include "db/job_repository.hpp"
+#include "worker/announcements.hpp"
 
 namespace queuectl {
 namespace {
@@ -26,23 +28,21 @@ struct ClaimOptions {
 
 using Clock = std::chrono::steady_clock;
 
-// --wait: sleeps until `until` or, where the backend announces new jobs (PostgreSQL's
-// LISTEN on this connection), until a job of `queue` is announced. Jobs that become due by
-// their run_at are not announced: the caller claims again at `until` in any case.
-void wait_for_jobs(Database& db, bool listening, const std::string& queue,
-                   Clock::time_point until) {
+// --wait: sleeps until `until` or, where the backend announces new jobs, until a job of
+// `queue` is announced. Jobs that become due by their run_at are not announced: the caller
+// claims again at `until` in any case.
+void wait_for_jobs(Announcements* announced, const std::string& queue, Clock::time_point until) {
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
     if (left.count() <= 0) return;
-    const int fd = listening ? db.dialect().notification_socket(db.session()) : -1;
+    const int fd = announced ? announced->fd() : -1;
     if (fd < 0) {
       std::this_thread::sleep_for(left);
       return;
     }
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left.count()) + 1) <= 0) continue;
-    const auto queues = db.dialect().take_notifications(db.session());
-    if (std::find(queues.begin(), queues.end(), queue) != queues.end()) return;
+    if (announced->take(queue)) return;
   }
 }
 
@@ -71,14 +71,15 @@ Output run_claim(Context& ctx, const ClaimOptions& o) {
     // on this connection, PostgreSQL); every backend also claims again on a timer that
     // grows from 50ms to 1s, for jobs that become due by their run_at.
     const Clock::time_point deadline = Clock::now() + wait.chrono();
-    const bool listening = db.dialect().listen_notify();
-    if (listening) {
-      db.session() << db.sql().listen;
+    std::optional<Announcements> announced;
+    if (Announcements::available(db.url())) {
+      announced.emplace(db);
       jobs = repo.claim(r);  // a job announced before the LISTEN took effect is not missed
     }
     std::chrono::milliseconds step(50);
     while (jobs.empty() && Clock::now() < deadline) {
-      wait_for_jobs(db, listening, o.queue, std::min(deadline, Clock::now() + step));
+      wait_for_jobs(announced ? &*announced : nullptr, o.queue,
+                    std::min(deadline, Clock::now() + step));
       step = std::min(step * 2, std::chrono::milliseconds(1000));
       jobs = repo.claim(r);
     }

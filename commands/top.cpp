@@ -17,6 +17,7 @@
 #include "core/duration.hpp"
 #include "core/errors.hpp"
 #include "core/human_time.hpp"
+#include "core/signal_scope.hpp"
 #include "db/top_repository.hpp"
 
 namespace queuectl {
@@ -98,7 +99,7 @@ void run_screen(LiveFrames& frames, TopFrameInfo info, Duration interval) {
 // Output that is not a terminal: a plain frame (no escape codes) every interval, a blank
 // line between frames, until SIGINT, SIGTERM or SIGHUP, or until stdout is closed.
 void run_plain(Context& ctx, LiveFrames& frames, TopFrameInfo info, Duration interval) {
-  ViewSignals signals;
+  SignalScope signals({SIGINT, SIGTERM, SIGHUP, SIGWINCH});
   const std::size_t width = output_width(STDOUT_FILENO).value_or(kPlainWidth);
   for (bool first = true;; first = false) {
     const TopSnapshot& snap = frames.next(info);
@@ -133,7 +134,7 @@ void run_top(Context& ctx, const TopOptions& o) {
 
   Database& db = ctx.migrated_db();
   TopRepository repo(db);
-  TopFrameInfo info{db.url().redacted(), o.once ? std::string() : interval.str(), false};
+  TopFrameInfo info{db.url().redacted(), o.once ? std::string() : interval.str(), false, {}};
   if (o.once) {
     const TopSnapshot snap = read_frame(repo);
     Output out;

@@ -9,54 +9,6 @@
 #include <system_error>
 
 namespace queuectl {
-namespace {
-
-int g_pipe[2] = {-1, -1};
-
-void on_signal(int sig) {
-  const int saved = errno;
-  const unsigned char byte = static_cast<unsigned char>(sig);
-  if (g_pipe[1] >= 0) (void)!::write(g_pipe[1], &byte, 1);
-  errno = saved;
-}
-
-}  // namespace
-
-ViewSignals::ViewSignals() {
-  if (::pipe(g_pipe) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
-  for (int fd : g_pipe) {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  for (int i = 0; i < kCount; ++i) sigaction(kSignals[i], &action, &old_[i]);
-}
-
-ViewSignals::~ViewSignals() {
-  for (int i = 0; i < kCount; ++i) sigaction(kSignals[i], &old_[i], nullptr);
-  for (int& fd : g_pipe) {
-    ::close(fd);
-    fd = -1;
-  }
-}
-
-int ViewSignals::fd() const {
-  return g_pipe[0];
-}
-
-std::vector<int> ViewSignals::take() {
-  std::vector<int> out;
-  unsigned char buf[64];
-  for (;;) {
-    const ssize_t n = ::read(g_pipe[0], buf, sizeof buf);
-    if (n <= 0) break;
-    for (ssize_t i = 0; i < n; ++i) out.push_back(buf[i]);
-  }
-  return out;
-}
 
 Screen::Screen(int in_fd, int out_fd) : in_fd_(in_fd), out_fd_(out_fd) {
   if (::isatty(in_fd_) && ::tcgetattr(in_fd_, &saved_) == 0) {

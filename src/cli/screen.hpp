@@ -11,28 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/signal_scope.hpp"
+
 namespace queuectl {
-
-// Signals that end a refreshing view (SIGINT, SIGTERM, SIGHUP) and SIGWINCH, caught while
-// an instance lives: the handler only writes the signal's number into a pipe that wait()
-// reads, so the view stops between two frames and puts the terminal back itself.
-class ViewSignals {
- public:
-  ViewSignals();
-  ~ViewSignals();
-  ViewSignals(const ViewSignals&) = delete;
-  ViewSignals& operator=(const ViewSignals&) = delete;
-
-  // The read end of the pipe.
-  int fd() const;
-  // The signals that arrived since the last call (drains the pipe).
-  std::vector<int> take();
-
- private:
-  static constexpr int kCount = 4;
-  static constexpr int kSignals[kCount] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
-  struct sigaction old_[kCount];
-};
 
 class Screen {
  public:
@@ -64,7 +45,9 @@ class Screen {
   int out_fd_;
   bool raw_ = false;
   struct termios saved_ {};
-  ViewSignals signals_;
+  // Those that end the view (SIGINT, SIGTERM, SIGHUP) and SIGWINCH, read between frames so
+  // that the view stops or redraws and puts the terminal back itself.
+  SignalScope signals_{{SIGINT, SIGTERM, SIGHUP, SIGWINCH}};
 };
 
 }  // namespace queuectl
