@@ -159,23 +159,20 @@ void run_bench_command(Context& ctx, const BenchCliOptions& c) {
   for (const std::string& s : skipped) ctx.note("queuectl: bench: skipping " + s);
 
   SignalScope signals({SIGINT, SIGTERM, SIGHUP});
-  const bool tty = ctx.interactive_stderr();
   bench::BenchHooks hooks;
   hooks.stop_signal = [] { return SignalScope::first_stop(); };
-  hooks.warn = [&ctx](const std::string& line) { *ctx.err << "queuectl: error: " << line << "\n"; };
-  if (tty) {
+  hooks.warn = [&ctx](const std::string& line) { ctx.say("queuectl: error: " + line); };
+  ProgressLine line = ctx.progress_line();
+  if (ctx.interactive_stderr()) {
     // One line rewritten in place (processed of total, rate, time left), cleared when a
     // strategy ends: the table at the end reports every strategy once.
-    hooks.progress = [&ctx](Strategy s, std::int64_t runs, std::int64_t jobs, double secs,
-                            bool done) {
+    hooks.progress = [&line](Strategy s, std::int64_t runs, std::int64_t jobs, double secs,
+                             bool done) {
       if (done)
-        *ctx.err << "\r\x1b[K";
+        line.finish();
       else
-        *ctx.err << "\r"
-                 << progress_text(std::string(bench::strategy_name(s)) + ": processed", runs, jobs,
-                                  "job(s)", secs)
-                 << "\x1b[K";
-      *ctx.err << std::flush;
+        line.show(progress_text(std::string(bench::strategy_name(s)) + ": processed", runs, jobs,
+                                "job(s)", secs));
     };
   }
   const auto results = bench::run_bench(url, o, hooks);

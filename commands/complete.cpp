@@ -77,15 +77,17 @@ void setup_complete(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember(
           {"queues", "paused-queues", "unpaused-queues", "statuses", "commands", "fields"}));
   sub->callback([&ctx, what, &app] {
+    // The candidates, one a line.
+    std::string text;
     if (*what == "fields") {
       // The job's fields for --field, from the one table of them (core/job_fields.hpp).
-      for (const std::string& name : job_field_names()) *ctx.out << name << "\n";
+      for (const std::string& name : job_field_names()) text += name + "\n";
     } else if (*what == "statuses") {
       for (const char* s : {"ready", "processing", "done", "failed", "canceled"})
-        *ctx.out << s << "\n";
+        text += std::string(s) + "\n";
     } else if (*what == "commands") {
       for (const auto* c : app.get_subcommands({}))
-        if (!c->get_group().empty()) *ctx.out << c->get_name() << "\n";
+        if (!c->get_group().empty()) text += c->get_name() + "\n";
     } else {
       const Which which = *what == "paused-queues"     ? Which::paused
                           : *what == "unpaused-queues" ? Which::unpaused
@@ -94,10 +96,12 @@ void setup_complete(CLI::App& app, Context& ctx) {
       try {
         // A name written by other SQL may hold control characters: offered escaped, as
         // every table shows it, so that a line is one name and nothing reaches the terminal.
-        for (const auto& q : queue_candidates(ctx, which)) *ctx.out << visible_text(q) << "\n";
+        for (const auto& q : queue_candidates(ctx, which)) text += visible_text(q) + "\n";
       } catch (...) {
+        text.clear();
       }
     }
+    ctx.print_text(text);
   });
 }
 

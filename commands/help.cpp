@@ -18,17 +18,18 @@ void setup_help(CLI::App& app, Context& ctx) {
   sub->callback([&app, &ctx, topic, sub] {
     if (topic->empty()) {
       // (app.help() would describe the command chosen on this line: help itself.)
-      *ctx.out << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+      ctx.print_text(
+          app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal));
       return;
     }
     for (const CLI::App* cmd : app.get_subcommands({})) {
       if (cmd->get_name() == *topic && !cmd->get_group().empty()) {
-        *ctx.out << cmd->help(app.get_name());
+        ctx.print_text(cmd->help(app.get_name()));
         return;
       }
     }
     if (*topic == "help") {
-      *ctx.out << sub->help(app.get_name());
+      ctx.print_text(sub->help(app.get_name()));
       return;
     }
     throw UsageError("unknown command '" + *topic + "' (see queuectl --help for the list)");

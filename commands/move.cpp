@@ -45,7 +45,7 @@ void run_move(Context& ctx, const MoveOptions& o) {
   validate_positive(o.batch, "--batch");
   // Each id of a batch is one bound value, and PostgreSQL takes at most 65535 of them.
   if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");
-  ProgressLine line(*ctx.err, ctx.interactive_stderr());
+  ProgressLine line = ctx.progress_line();
   auto progress = [&](std::int64_t n) {
     line.update(o.dry_run ? "found" : "moved", n, std::nullopt, "dead letter(s)");
   };

@@ -47,7 +47,7 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
   // meanwhile are purged too, so the total is a floor.
   AdminRepository repo(ctx.migrated_db());
   const bool shown = ctx.interactive_stderr();
-  ProgressLine line(*ctx.err, shown);
+  ProgressLine line = ctx.progress_line();
   const std::optional<std::int64_t> total =
       shown && !o.dry_run ? std::optional<std::int64_t>(repo.count_finished(f)) : std::nullopt;
   auto progress = [&](std::int64_t n) {

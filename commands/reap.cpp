@@ -121,7 +121,7 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
   // On a terminal: done of total, rate and time left, rewritten after each batch and
   // cleared at the end, so that the report takes its place. The total is what was reaped by
   // the first batch plus what still matched after it (one count, on a terminal only).
-  ProgressLine line(*ctx.err, ctx.interactive_stderr());
+  ProgressLine line = ctx.progress_line();
   std::optional<std::int64_t> total;
   auto progress = [&](const ReapResult& so_far) {
     if (lock && !lock->held())

@@ -103,11 +103,10 @@ void run_plain(Context& ctx, LiveFrames& frames, TopFrameInfo info, Duration int
   const std::size_t width = output_width(STDOUT_FILENO).value_or(kPlainWidth);
   for (bool first = true;; first = false) {
     const TopSnapshot& snap = frames.next(info);
-    std::ostream& out = *ctx.out;
-    if (!first) out << "\n";
-    for (const std::string& line : render_top(snap, info, width, std::nullopt)) out << line << "\n";
-    out.flush();
-    if (!out) return;
+    std::string frame = first ? "" : "\n";
+    for (const std::string& line : render_top(snap, info, width, std::nullopt))
+      frame += line + "\n";
+    if (!ctx.print_text(frame)) return;
     const auto deadline = std::chrono::steady_clock::now() + interval.chrono();
     for (;;) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -145,7 +144,7 @@ void run_top(Context& ctx, const TopOptions& o) {
     return;
   }
   LiveFrames frames(db, interval);
-  if (ctx.out == &std::cout && ::isatty(STDOUT_FILENO))
+  if (ctx.stdout_is_terminal())
     run_screen(frames, info, interval);
   else
     run_plain(ctx, frames, info, interval);

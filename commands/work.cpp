@@ -66,20 +66,19 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   auto log = [&ctx](const std::string& line) { ctx.note("queuectl: " + line); };
   auto debug = [&ctx](const std::string& line) { ctx.debug(line); };
   // The jobs' own stderr is theirs, not queuectl's diagnostics: -q does not silence it.
-  auto job_stderr = [&ctx](const std::string& line) { *ctx.err << line + "\n" << std::flush; };
+  auto job_stderr = [&ctx](const std::string& line) { ctx.say(line); };
   WorkerSummary s = run_worker(std::move(db), o, log, debug, job_stderr);
   Output out;
   out.document = {{"worker", o.worker},       {"done", s.done},         {"failed", s.failed},
                   {"timed_out", s.timed_out}, {"released", s.released}, {"lost", s.lost}};
-  if (ctx.format() != Format::table) {
-    ctx.print(out);
-  } else {
-    // The summary is work's result: on stderr (stdout belongs to nobody here), even with
-    // -q, which only silences the per-job lines.
-    *ctx.err << "queuectl: worker " << o.worker << " stopped after " << s.total()
-             << " job(s): " << s.done << " done, " << s.failed << " failed, " << s.timed_out
-             << " timed out, " << s.released << " released, " << s.lost << " lost\n";
-  }
+  out.lines.push_back("queuectl: worker " + o.worker + " stopped after " +
+                      std::to_string(s.total()) + " job(s): " + std::to_string(s.done) + " done, " +
+                      std::to_string(s.failed) + " failed, " + std::to_string(s.timed_out) +
+                      " timed out, " + std::to_string(s.released) + " released, " +
+                      std::to_string(s.lost) + " lost");
+  // The summary is work's result: in the table view on stderr (stdout belongs to nobody
+  // here), even with -q, which only silences the per-job lines.
+  ctx.print_summary(out);
   // A CI step that drains a queue fails when a job did.
   if (o.drain && s.failed + s.timed_out > 0)
     throw Error(std::to_string(s.failed + s.timed_out) + " of " + std::to_string(s.total()) +

@@ -88,9 +88,7 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
 }  // namespace
 
 int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  Context ctx;
-  ctx.out = &out;
-  ctx.err = &err;
+  Context ctx(out, err);
   CLI::App app(kDescription, "queuectl");
   // Before any command is added: each takes its parent's formatter when it is created.
   app.formatter(std::make_shared<HelpFormatter>());

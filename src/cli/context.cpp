@@ -42,19 +42,19 @@ std::unique_ptr<Database> Context::take_migrated_db() {
 
 void Context::print(const Output& out) const {
   if (!options.fields.empty()) {
-    print_fields(*this->out, out, options.fields);
+    print_fields(*out_, out, options.fields);
     return;
   }
   if (options.quiet && format() == Format::table) {
     if (out.report) return;
     if (out.table && out.table->rows.empty()) {
-      for (const auto& line : out.lines) *this->out << line << "\n";
-      this->out->flush();
+      for (const auto& line : out.lines) *out_ << line << "\n";
+      out_->flush();
       return;
     }
   }
   // Tables fit the terminal on stdout (or $COLUMNS); piped or redirected, rows are whole.
-  print_output(*this->out, out, format(),
+  print_output(*out_, out, format(),
                TableStyle{is_wide_format(options.format), output_width(STDOUT_FILENO)});
 }
 
@@ -64,15 +64,42 @@ void Context::print_report(Output out) const {
 }
 
 void Context::note(const std::string& line) const {
-  if (!options.quiet) *err << line << "\n";
+  if (!options.quiet) *err_ << line << "\n";
 }
 
 void Context::debug(const std::string& line) const {
-  if (options.verbose > 0 && !options.quiet) *err << "queuectl: " << line << "\n";
+  if (options.verbose > 0 && !options.quiet) *err_ << "queuectl: " << line << "\n";
+}
+
+void Context::say(const std::string& line) const {
+  // One write of the whole line: a job's stderr lines do not break into another's.
+  *err_ << line + "\n" << std::flush;
+}
+
+void Context::print_summary(const Output& out) const {
+  if (format() != Format::table) {
+    print(out);
+    return;
+  }
+  for (const std::string& line : out.lines) say(line);
+}
+
+bool Context::print_text(const std::string& text) const {
+  *out_ << text;
+  out_->flush();
+  return static_cast<bool>(*out_);
 }
 
 bool Context::interactive_stderr() const {
   return !options.quiet && isatty(STDERR_FILENO);
+}
+
+ProgressLine Context::progress_line() const {
+  return ProgressLine(*err_, interactive_stderr());
+}
+
+bool Context::stdout_is_terminal() const {
+  return out_ == &std::cout && isatty(STDOUT_FILENO);
 }
 
 }  // namespace queuectl

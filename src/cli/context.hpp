@@ -1,5 +1,6 @@
-// What every command shares: the global options, the lazily opened database, and the
-// diagnostics channel on stderr.
+// What every command shares: the global options, the lazily opened database, and the one
+// way to stdout and stderr: commands hand their results and diagnostics to its methods and
+// never write to a stream themselves.
 #pragma once
 
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "cli/output.hpp"
+#include "cli/terminal.hpp"
 #include "core/db_url.hpp"
 #include "core/validate.hpp"
 #include "db/database.hpp"
@@ -26,6 +28,10 @@ struct GlobalOptions {
 
 class Context {
  public:
+  // Prints to `out` (stdout) and `err` (stderr): run_cli passes the streams it was given.
+  explicit Context(std::ostream& out = std::cout, std::ostream& err = std::cerr)
+      : out_(&out), err_(&err) {}
+
   GlobalOptions options;
   // Set by the commands that have a Prometheus view (stats); any other command refuses
   // -o prometheus before it opens the database, so that nothing is written.
@@ -56,13 +62,26 @@ class Context {
   void note(const std::string& line) const;
   // A diagnostic line on stderr shown only with -v.
   void debug(const std::string& line) const;
+  // A line on stderr that -q does not silence, written at once: a job's own stderr under
+  // `work`, what `bench` could not clean up.
+  void say(const std::string& line) const;
+  // The result of a command whose stdout is not its own to fill (`work`): -o json and
+  // ndjson on stdout, as print does; the table view's lines on stderr, even with -q.
+  void print_summary(const Output& out) const;
+  // Text on stdout exactly as given, whatever -o says: help, completion candidates, a plain
+  // frame of `top`. Returns false once stdout takes no more output (a closed pipe).
+  bool print_text(const std::string& text) const;
   // True when stderr is a terminal and -q is off: progress lines are welcome.
   bool interactive_stderr() const;
-
-  std::ostream* out = &std::cout;
-  std::ostream* err = &std::cerr;
+  // A progress line on stderr, shown only when interactive_stderr().
+  ProgressLine progress_line() const;
+  // True when stdout is the process's own and a terminal: a full-screen view (`top`) may
+  // take it over.
+  bool stdout_is_terminal() const;
 
  private:
+  std::ostream* out_;
+  std::ostream* err_;
   std::unique_ptr<Database> db_;
   bool schema_checked_ = false;
 };

@@ -51,7 +51,12 @@ void ProgressLine::update(const std::string& verb, std::int64_t done,
   if (!enabled_) return;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  stream_ << "\r" << progress_text(verb, done, total, unit, seconds) << "\x1b[K" << std::flush;
+  show(progress_text(verb, done, total, unit, seconds));
+}
+
+void ProgressLine::show(const std::string& text) {
+  if (!enabled_) return;
+  stream_ << "\r" << text << "\x1b[K" << std::flush;
   shown_ = true;
 }
 

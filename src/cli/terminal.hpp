@@ -28,6 +28,8 @@ class ProgressLine {
   // Shows "<verb> <done>[ of <total>] <unit>, <rate>/s[, <eta> left]".
   void update(const std::string& verb, std::int64_t done, std::optional<std::int64_t> total,
               const std::string& unit);
+  // Shows `text` as it is, for a caller that words and times its progress itself (bench).
+  void show(const std::string& text);
   // Clears the line (once; also done by the destructor).
   void finish();
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -116,6 +117,24 @@ inline bool process_gone(int pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
 }
 
+// Whether a child process has ended and its parent has reaped it (waited for it): no such pid
+// any more, not even a zombie. For a command queuectl runs, queuectl has seen it end.
+inline bool process_reaped(int pid) {
+  return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// Whether signal `sig` sent to process `pid` is still pending, not yet taken by one of its
+// threads (the SigPnd and ShdPnd masks of /proc/PID/status). Two signals sent before the
+// first is taken arrive as one: wait until this is false before sending the second.
+inline bool signal_pending(int pid, int sig) {
+  std::istringstream status(read_text("/proc/" + std::to_string(pid) + "/status"));
+  const unsigned long long bit = 1ULL << (sig - 1);
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0)
+      if (std::stoull(line.substr(7), nullptr, 16) & bit) return true;
+  return false;
+}
+
 // CPU time (user + system, all threads) that a process has used so far, in seconds, from
 // fields 14 and 15 of /proc/PID/stat.
 inline double cpu_seconds(int pid) {
@@ -152,6 +171,22 @@ inline void hold_ack_lock(soci::session& holder, std::int64_t id) {
     holder.begin();
     holder << "SELECT id FROM job_queue WHERE id = " + std::to_string(id) + " FOR UPDATE";
   }
+}
+
+// Waits until some connection waits for a row lock, such as the one hold_ack_lock holds:
+// on PostgreSQL a lock in pg_locks not granted, on MySQL/MariaDB an InnoDB transaction in
+// LOCK WAIT (information_schema.innodb_trx, which needs the PROCESS privilege the test
+// servers grant). SQLite shows no waiter (a writer retries in its busy handler, seen by no
+// one): there it returns at once, and the caller's wait for what led to the write is all.
+inline void wait_for_lock_waiter(FreshDatabase& fixture, const std::string& what) {
+  if (is_sqlite()) return;
+  std::unique_ptr<Database> observer = fixture.connect();
+  const std::string sql =
+      is_postgresql()
+          ? "SELECT COUNT(*) FROM pg_locks WHERE NOT granted"
+          : "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'";
+  REQUIRE_MESSAGE(wait_until([&] { return scalar(*observer, sql) > 0; }, 30000),
+                  what << " never waited for the lock");
 }
 
 // Reaps a spawned child if it has exited: returns true and its exit code (128 + signal).

@@ -168,21 +168,36 @@ TEST_CASE("cli: work: the heartbeat keeps a job alive past its lease; reap leave
   const std::string& url = fixture.url();
   TempDir dir;
   const std::int64_t id = id_of(enqueue(url, "long"));
-  const std::string started = dir.path() + "/started";
-  auto worker =
-      queuectl_async(url, {"-o", "json", "work", "long", "--drain", "--lease", "600ms", "--worker",
-                           "w-beat", "--", "sh", "-c", "touch '" + started + "'; sleep 2"});
-  REQUIRE(wait_until([&] { return file_exists(started) || is_ready(worker); }));
-  // Reap over and over while the job runs (more than three leases long).
+  const std::string started = dir.path() + "/started", go = dir.path() + "/go";
+  // The command runs until the test lets it end: once the heartbeat has kept its 600ms lease
+  // going for more than three leases.
+  auto worker = queuectl_async(
+      url, {"-o", "json", "work", "long", "--drain", "--lease", "600ms", "--worker", "w-beat", "--",
+            "sh", "-c", "touch '" + started + "'; " + wait_for_file(go)});
+  REQUIRE_MESSAGE(wait_until([&] { return file_exists(started) || is_ready(worker); }),
+                  "the job never started");
+  // Reap over and over while the job runs, until a beat has extended its lease to more than
+  // four leases after the claim (so at least three leases after it); the database's clock
+  // says when.
   int reaps = 0;
-  while (!is_ready(worker)) {
-    json r = ok_json(url, {"reap"});
-    INFO(r.dump());
-    CHECK(r["requeued"] == 0);
-    CHECK(r["failed"] == 0);
-    ++reaps;
-    sleep_ms(100);
-  }
+  json held;
+  const bool extended = wait_until(
+      [&] {
+        json r = ok_json(url, {"reap"});
+        INFO(r.dump());
+        CHECK(r["requeued"] == 0);
+        CHECK(r["failed"] == 0);
+        ++reaps;
+        held = show(url, id);
+        return is_ready(worker) ||
+               (held["status"] == "processing" && held["lock_until"].is_string() &&
+                seconds_between(held["locked_at"], held["lock_until"]) > 2.4);
+      },
+      30000, 100);
+  touch(go);
+  REQUIRE_MESSAGE(extended, "the lease was not kept past three leases within 30s: " << held.dump());
+  REQUIRE_MESSAGE(wait_until([&] { return is_ready(worker); }, 30000),
+                  "the worker did not end once its job did");
   RunResult w = worker.get();
   INFO(dump(w));
   REQUIRE(w.exit_code == 0);

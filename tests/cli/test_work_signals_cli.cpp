@@ -124,10 +124,13 @@ TEST_CASE("cli: work: a second signal stops a worker whose ack is stuck on a loc
   soci::session& holder = fixture.db().session();
   hold_ack_lock(holder, id);
   touch(go);  // the command succeeds; its ack waits for the lock
-  REQUIRE(wait_until([&] { return process_gone(job_pid); }, 10000));
-  sleep_ms(500);
+  REQUIRE_MESSAGE(wait_until([&] { return process_reaped(job_pid); }, 30000),
+                  "the worker never reaped the command: " << read_text(log));
+  wait_for_lock_waiter(fixture, "the job's ack");
   kill(worker, SIGTERM);
-  sleep_ms(300);  // two signals sent at once may arrive as one
+  // Two signals sent before the first is taken would arrive as one.
+  REQUIRE_MESSAGE(wait_until([&] { return !signal_pending(worker, SIGTERM); }, 30000),
+                  "the worker never took the first signal: " << read_text(log));
   kill(worker, SIGTERM);
   // Without giving up, the ack would retry for most of a minute, then wait out --grace.
   int code = wait_child(cleanup, worker, 25000);

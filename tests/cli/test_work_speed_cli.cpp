@@ -182,10 +182,11 @@ TEST_CASE("cli: work: a command that exits is reaped while another job's ack wai
   soci::session& holder = fixture.db().session();
   hold_ack_lock(holder, a);
   touch(go_a);  // a succeeds; its ack goes out and waits for the lock
-  REQUIRE(wait_until([&] { return process_gone(pid_a); }, 10000));
-  sleep_ms(300);
+  REQUIRE_MESSAGE(wait_until([&] { return process_reaped(pid_a); }, 30000),
+                  "the worker never reaped a's command: " << read_text(log));
+  wait_for_lock_waiter(fixture, "a's ack");
   touch(go_b);  // b succeeds too, while a's ack still waits
-  const bool reaped = wait_until([&] { return kill(pid_b, 0) != 0 && errno == ESRCH; }, 5000);
+  const bool reaped = wait_until([&] { return process_reaped(pid_b); }, 5000);
   // Meanwhile the worker sleeps in poll(): a loop that woke for the pending ack would spin.
   const auto t0 = std::chrono::steady_clock::now();
   const double share = cpu_share_until(worker, [&] {
