@@ -13,6 +13,7 @@ PACKAGES=(
   # libraries
   libcli11-dev libsoci-dev libboost-dev nlohmann-json3-dev doctest-dev
   libsqlite3-dev libpq-dev libmariadb-dev libmariadb-dev-compat libutf8proc-dev
+  libhowardhinnant-date-dev
   # databases (servers are only started by scripts/test-servers.sh, never as services)
   sqlite3 postgresql-15 postgresql-client-15 mariadb-server mariadb-client
   # the cluster suites (scripts/test-clusters.sh): Galera and its rsync state transfer,
