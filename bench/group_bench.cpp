@@ -46,7 +46,7 @@
 //       --done done rows; the same number of rows in every status).
 // --explain  with --latency: the plan of the claim statement on the grouped table, without
 //       and with the done rows, both layouts (PostgreSQL EXPLAIN (ANALYZE, BUFFERS) of the claim,
-//       MariaDB ANALYZE of claim_pick, each in a transaction rolled back; SQLite EXPLAIN
+//       MariaDB ANALYZE of the claim's pick, each in a transaction rolled back; SQLite EXPLAIN
 //       QUERY PLAN), literal values in place of the placeholders.
 // With neither --throughput nor --latency, both are measured.
 //
@@ -79,6 +79,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "core/db_url.hpp"
@@ -733,9 +734,9 @@ std::string column_text(const soci::row& r, std::size_t i) {
   }
 }
 
-// The claim statement with literal values in place of its placeholders.
-std::string literal_claim(const Statements& s, bool pick) {
-  std::string sql = pick ? s.claim_pick : s.claim;
+// A claim statement (the one statement, or the pick) with literal values in place of its
+// placeholders.
+std::string literal_claim(std::string sql) {
   // The pick's start before every job (ClaimStart's default); longer names first, since
   // each is replaced wherever its text appears.
   const ClaimStart top;
@@ -790,23 +791,27 @@ void print_plan(Database& db, const std::string& sql, const std::string& prefix)
 void explain_claim(Database& db, const std::string& layout, long long done) {
   set_layout(db, layout);
   const Backend b = db.url().backend;
-  const Statements& s = db.sql();
+  const ClaimStatements& claim = db.sql().claim;
   const std::string prefix = "explain backend=" + std::string(backend_name(b)) +
                              " layout=" + layout + " done=" + std::to_string(done);
   if (b == Backend::postgresql) {
-    print_plan(db, "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) " + literal_claim(s, false),
+    print_plan(db,
+               "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) " +
+                   literal_claim(std::get<ClaimReturning>(claim).claim),
                prefix + " stmt=claim | ");
   } else if (b == Backend::mysql) {
-    print_plan(db, "ANALYZE " + literal_claim(s, true), prefix + " stmt=claim_pick | ");
+    const auto& steps = std::get<ClaimPickThenMark>(claim);
+    print_plan(db, "ANALYZE " + literal_claim(steps.pick), prefix + " stmt=claim_pick | ");
     // The re-check of the picked head, for the job the pick returns (the first claimable).
     long long first = 0;
     db.session() << std::string("SELECT MIN(id) FROM job_queue WHERE ") + kClaimableWhere,
         soci::into(first);
-    std::string recheck = s.claim_recheck;
+    std::string recheck = steps.recheck;
     recheck.replace(recheck.find("{ids}"), 5, std::to_string(first));
     print_plan(db, "ANALYZE " + recheck, prefix + " stmt=claim_recheck | ");
   } else {
-    print_plan(db, "EXPLAIN QUERY PLAN " + literal_claim(s, false), prefix + " stmt=claim | ");
+    print_plan(db, "EXPLAIN QUERY PLAN " + literal_claim(std::get<ClaimReturning>(claim).claim),
+               prefix + " stmt=claim | ");
   }
 }
 
@@ -848,8 +853,9 @@ int main(int argc, char** argv) {
     DbUrl url = DbUrl::parse(o.db);
     if (o.print_claim_sql) {
       const auto dialect = make_dialect(url.backend);
-      const Statements& s = dialect->sql();
-      std::cout << (dialect->update_returning() ? s.claim : s.claim_pick) << "\n";
+      const ClaimStatements& claim = dialect->sql().claim;
+      const auto* one = std::get_if<ClaimReturning>(&claim);
+      std::cout << (one ? one->claim : std::get<ClaimPickThenMark>(claim).pick) << "\n";
       return 0;
     }
     const std::string name = database_name(url);

@@ -45,6 +45,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/db_url.hpp"
@@ -420,8 +421,8 @@ void run_stats(Database& db, const Options& o) {
     double age = 0;
     soci::indicator i1 = soci::i_ok, i2 = soci::i_ok, i3 = soci::i_ok;
     soci::statement st =
-        (db.session().prepare << db.sql().stats_ready, soci::into(name), soci::into(now_ready, i1),
-         soci::into(scheduled, i2), soci::into(age, i3));
+        (db.session().prepare << db.sql().listing.stats_ready, soci::into(name),
+         soci::into(now_ready, i1), soci::into(scheduled, i2), soci::into(age, i3));
     long long counted = 0;
     for (bool got = st.execute(true); got; got = st.fetch()) counted += now_ready;
     if (counted != o.ready) throw Error("stats_ready counted " + std::to_string(counted));
@@ -445,7 +446,10 @@ int main(int argc, char** argv) {
   try {
     DbUrl url = DbUrl::parse(o.db);
     if (o.print_claim_sql) {
-      std::cout << make_dialect(url.backend)->sql().claim << "\n";
+      // The one statement of an UPDATE ... RETURNING claim; nothing for a pick-then-mark one.
+      const auto dialect = make_dialect(url.backend);
+      const auto* one = std::get_if<ClaimReturning>(&dialect->sql().claim);
+      std::cout << (one ? one->claim : std::string()) << "\n";
       return 0;
     }
     const std::string name = database_name(url);

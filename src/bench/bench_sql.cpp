@@ -31,7 +31,7 @@ BenchSql common() {
   return s;
 }
 
-// Values arrive as untyped text parameters (see dialects/postgresql.cpp): each is CAST.
+// Values arrive as untyped text parameters (see dialects/postgresql_sql.hpp): each is CAST.
 BenchSql postgresql() {
   BenchSql s = common();
   s.create_jobs = R"(

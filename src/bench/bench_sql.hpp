@@ -5,7 +5,7 @@
 //
 // Statements name their tables as {jobs} and {ledger}; ScratchTables::render puts in the
 // generated names. Values are bound (:limit, :client, ...); "{ids}" stands for :id0, :id1,
-// ... as in dialect.hpp, and "{rows}" for the rows of a multi-row insert.
+// ... as in statements.hpp, and "{rows}" for the rows of a multi-row insert.
 #pragma once
 
 #include <string>

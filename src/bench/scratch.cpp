@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <stdexcept>
+#include <variant>
 
 #include "core/errors.hpp"
 #include "db/migrations.hpp"
@@ -187,22 +189,24 @@ std::string rename_tables(const std::string& sql, const ScratchTables& t) {
 Statements claim_statements(const Statements& real, const ScratchTables& t) {
   if (t.queues.empty()) throw std::logic_error("claim_statements needs the queues table");
   auto r = [&](const std::string& sql) { return rename_tables(sql, t); };
+  auto r_opt = [&](const std::optional<std::string>& sql) -> std::optional<std::string> {
+    if (!sql) return std::nullopt;
+    return r(*sql);
+  };
   Statements s;
   s.job_columns = r(real.job_columns);
-  s.claim_in_transaction = real.claim_in_transaction;
-  s.claim = r(real.claim);
-  s.claim_start = r(real.claim_start);
-  s.claim_pick = r(real.claim_pick);
-  s.claim_recheck = r(real.claim_recheck);
-  s.claim_limit_lock = r(real.claim_limit_lock);
-  s.claim_limit_busy = r(real.claim_limit_busy);
-  s.claim_mark = r(real.claim_mark);
-  s.ack = r(real.ack);
-  s.ack_ids = {r(real.ack_ids.write), r(real.ack_ids.pick)};
-  s.ack_id_array = r(real.ack_id_array);
-  s.insert_many_prefix = r(real.insert_many_prefix);
-  s.insert_values_row = r(real.insert_values_row);
-  s.insert_many_suffix = r(real.insert_many_suffix);
+  if (const auto* one = std::get_if<ClaimReturning>(&real.claim)) {
+    s.claim = ClaimReturning{r(one->claim), one->in_transaction, r_opt(one->locking_pick)};
+  } else {
+    const auto& steps = std::get<ClaimPickThenMark>(real.claim);
+    s.claim = ClaimPickThenMark{r(steps.start),      r(steps.pick),       r(steps.recheck),
+                                r(steps.limit_lock), r(steps.limit_busy), r(steps.mark)};
+  }
+  s.finish.ack = r(real.finish.ack);
+  s.finish.ack_ids = {r(real.finish.ack_ids.write), r(real.finish.ack_ids.pick)};
+  s.finish.ack_id_array = r_opt(real.finish.ack_id_array);
+  const InsertValuesRows& rows = real.enqueue.values_rows;
+  s.enqueue.values_rows = {r(rows.prefix), r(rows.row), r(rows.suffix)};
   return s;
 }
 

@@ -34,8 +34,9 @@ ScratchTables scratch_tables(long pid, Strategy strategy);
 std::string rename_tables(const std::string& sql, const ScratchTables& t);
 
 // queuectl's claim, ack and bulk insert statements (what `claim` and its seeding run), with
-// the tables renamed. Every other statement stays empty, so that nothing run through the
-// copy can reach the real tables.
+// the tables renamed. Every other statement stays empty (the bulk insert of arrays too: the
+// copy is seeded with VALUES rows), so that nothing run through the copy can reach the real
+// tables.
 Statements claim_statements(const Statements& real, const ScratchTables& t);
 
 // The statements of `backend`'s migrations that build the copy of queuectl's schema:

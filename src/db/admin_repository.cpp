@@ -29,7 +29,7 @@ std::map<std::int64_t, Status> statuses_of(Database& db, std::vector<long long>&
   st.exchange(soci::into(id));
   st.exchange(soci::into(status));
   bind_ids(st, ids);
-  prepare_once(st, expand_ids(db.sql().statuses_by_ids, ids.size()));
+  prepare_once(st, expand_ids(db.sql().admin.statuses_by_ids, ids.size()));
   for (bool got = st.execute(true); got; got = st.fetch()) out[id] = static_cast<Status>(status);
   return out;
 }
@@ -76,14 +76,14 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
 }
 
 IdOutcome AdminRepository::retry(const std::vector<std::int64_t>& ids) {
-  return change_ids(ids, db_.sql().retry_ids);
+  return change_ids(ids, db_.sql().admin.retry_ids);
 }
 
 IdOutcome AdminRepository::move(const std::vector<std::int64_t>& ids,
                                 const std::optional<std::string>& to) {
   std::string target = to.value_or("");
   soci::indicator ind = to ? soci::i_ok : soci::i_null;
-  return change_ids(ids, db_.sql().move_ids,
+  return change_ids(ids, db_.sql().admin.move_ids,
                     [&](soci::statement& st) { st.exchange(use(target, ind, "to")); });
 }
 
@@ -99,7 +99,7 @@ std::vector<std::int64_t> AdminRepository::move_matching(
       soci::indicator queue_ind = from ? soci::i_ok : soci::i_null;
       long long after_id = after;
       int n = batch;
-      ids = fetch_ids(db_.session(), db_.sql().dead_letters_pick, [&](soci::statement& st) {
+      ids = fetch_ids(db_.session(), db_.sql().admin.dead_letters_pick, [&](soci::statement& st) {
         st.exchange(use(queue, queue_ind, "queue"));
         st.exchange(use(after_id, "after"));
         st.exchange(use(n, "batch"));
@@ -121,7 +121,8 @@ std::vector<std::int64_t> AdminRepository::move_matching(
 }
 
 IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
-  return change_ids(ids, force == Force::yes ? db_.sql().cancel_ids_force : db_.sql().cancel_ids);
+  return change_ids(
+      ids, force == Force::yes ? db_.sql().admin.cancel_ids_force : db_.sql().admin.cancel_ids);
 }
 
 namespace {
@@ -153,7 +154,7 @@ std::vector<long long> AdminRepository::pick_finished(const FinishedFilter& f, s
     FilterValues values(f);
     long long after_id = after;
     int batch = f.batch;
-    ids = fetch_ids(db_.session(), db_.sql().finished_pick, [&](soci::statement& st) {
+    ids = fetch_ids(db_.session(), db_.sql().admin.finished_pick, [&](soci::statement& st) {
       values.bind(st);
       st.exchange(use(after_id, "after"));
       st.exchange(use(batch, "batch"));
@@ -183,7 +184,7 @@ std::int64_t AdminRepository::count_finished(const FinishedFilter& f) {
     soci::statement st(db_.session());
     values.bind(st);
     st.exchange(soci::into(n));
-    prepare_once(st, db_.sql().finished_count);
+    prepare_once(st, db_.sql().admin.finished_count);
     st.execute(true);
   });
   return n;
@@ -210,7 +211,7 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
         soci::statement st(db_.session());
         bind_ids(st, ids);
         values.bind(st);
-        prepare_once(st, expand_ids(db_.sql().delete_ids, ids.size()));
+        prepare_once(st, expand_ids(db_.sql().admin.delete_ids, ids.size()));
         st.execute(true);
         deleted = st.get_affected_rows();
       });
@@ -225,7 +226,7 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
 void AdminRepository::pause(const std::string& queue) {
   db_.transaction([&] {
     std::string q = queue;
-    db_.session() << db_.sql().pause_queue, use(q, "queue");
+    db_.session() << db_.sql().queues.pause, use(q, "queue");
   });
 }
 
@@ -233,7 +234,7 @@ bool AdminRepository::resume(const std::string& queue) {
   long long changed = 0;
   db_.transaction([&] {
     std::string q = queue;
-    soci::statement st = (db_.session().prepare << db_.sql().resume_queue, use(q, "queue"));
+    soci::statement st = (db_.session().prepare << db_.sql().queues.resume, use(q, "queue"));
     st.execute(true);
     changed = st.get_affected_rows();
   });
@@ -244,7 +245,7 @@ void AdminRepository::set_strict_groups(const std::string& queue, bool strict) {
   db_.transaction([&] {
     std::string q = queue;
     int flag = strict ? 1 : 0;
-    db_.session() << db_.sql().set_strict_groups, use(q, "queue"), use(flag, "strict");
+    db_.session() << db_.sql().queues.set_strict_groups, use(q, "queue"), use(flag, "strict");
   });
 }
 
@@ -255,7 +256,7 @@ void AdminRepository::set_dead_letter(const std::string& queue,
       // Follow the chain from the new target: it must not come back to `queue`.
       std::map<std::string, std::string> next;
       std::string from, to;
-      soci::statement st = (db_.session().prepare << db_.sql().dead_letter_targets,
+      soci::statement st = (db_.session().prepare << db_.sql().queues.dead_letter_targets,
                             soci::into(from), soci::into(to));
       for (bool got = st.execute(true); got; got = st.fetch()) next[from] = to;
       next[queue] = *target;
@@ -272,7 +273,7 @@ void AdminRepository::set_dead_letter(const std::string& queue,
     }
     std::string q = queue, t = target.value_or("");
     soci::indicator ind = target ? soci::i_ok : soci::i_null;
-    db_.session() << db_.sql().set_dead_letter, use(q, "queue"), use(t, ind, "target");
+    db_.session() << db_.sql().queues.set_dead_letter, use(q, "queue"), use(t, ind, "target");
   });
 }
 
@@ -281,7 +282,7 @@ void AdminRepository::set_max_processing(const std::string& queue, std::optional
     std::string q = queue;
     int m = max.value_or(0);
     soci::indicator ind = max ? soci::i_ok : soci::i_null;
-    db_.session() << db_.sql().set_max_processing, use(q, "queue"), use(m, ind, "max");
+    db_.session() << db_.sql().queues.set_max_processing, use(q, "queue"), use(m, ind, "max");
   });
 }
 
@@ -294,7 +295,7 @@ QueueSettings AdminRepository::settings(const std::string& queue) {
     int paused = 0, strict = 0, max = 0;
     soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
     soci::statement st =
-        (db_.session().prepare << db_.sql().queue_settings, soci::into(paused), soci::into(strict),
+        (db_.session().prepare << db_.sql().queues.settings, soci::into(paused), soci::into(strict),
          soci::into(dead_letter, dl_ind), soci::into(max, max_ind), use(q, "queue"));
     if (st.execute(true)) {
       out.paused = paused != 0;
@@ -311,7 +312,7 @@ std::vector<std::string> AdminRepository::queue_names() {
   db_.retrying([&] {
     names.clear();
     std::string name;
-    soci::statement st = (db_.session().prepare << db_.sql().queue_names, soci::into(name));
+    soci::statement st = (db_.session().prepare << db_.sql().queues.names, soci::into(name));
     for (bool got = st.execute(true); got; got = st.fetch()) names.push_back(name);
   });
   return names;
@@ -332,7 +333,7 @@ std::vector<std::pair<std::string, bool>> AdminRepository::named_queues() {
     std::string name;
     int paused = 0;
     soci::statement st =
-        (db_.session().prepare << db_.sql().named_queues, soci::into(name), soci::into(paused));
+        (db_.session().prepare << db_.sql().queues.named, soci::into(name), soci::into(paused));
     for (bool got = st.execute(true); got; got = st.fetch()) named.emplace_back(name, paused != 0);
   });
   return named;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "core/backoff.hpp"
@@ -111,7 +112,11 @@ NamedLockKind Database::named_lock_kind() {
 }
 
 const NamedLockStatements& Database::lock_sql() {
-  return named_lock_kind() == NamedLockKind::session ? sql().session_lock : sql().row_lock;
+  if (named_lock_kind() == NamedLockKind::row) return sql().locks.row;
+  // The session kind is chosen only where the dialect has session_locks(), and then its
+  // statements have them (tests/unit/test_dialect_statements.cpp).
+  if (!sql().locks.session) throw std::logic_error("no session lock statements");
+  return *sql().locks.session;
 }
 
 std::string Database::access_hint() const {

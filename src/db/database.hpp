@@ -21,7 +21,7 @@ enum class CreateFile { no, yes };
 // standby) at connect; a read-only one may run on a standby (which can lag the primary).
 enum class Access { read, write };
 
-// How named locks are held on this connection (Statements::session_lock, row_lock).
+// How named locks are held on this connection (NamedLocks::session, NamedLocks::row).
 enum class NamedLockKind { session, row };
 
 class Database {

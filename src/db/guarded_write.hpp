@@ -1,4 +1,4 @@
-// Running a GuardedWrite (see dialect.hpp): a write that reports what it changed from the
+// Running a GuardedWrite (see statements.hpp): a write that reports what it changed from the
 // write itself. Both run inside the caller's transaction, which on MySQL holds the pick's
 // row locks until the write is done.
 #pragma once

@@ -1,3 +1,5 @@
+// JobRepository: enqueue and claim (finishing writes: job_repository_finish.cpp; reads:
+// job_repository_reads.cpp).
 #include "db/job_repository.hpp"
 
 #include <algorithm>
@@ -5,54 +7,19 @@
 #include <limits>
 #include <map>
 
+#include <optional>
+#include <variant>
+
 #include "core/errors.hpp"
 #include "core/time_text.hpp"
 #include "db/guarded_write.hpp"
+#include "db/job_repository_detail.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
+
+namespace job_repository_detail {
 namespace {
-
-using soci::use;
-
-constexpr std::size_t kBulkRows = 500;               // rows per multi-row INSERT
-constexpr std::size_t kBulkBytes = 4 * 1024 * 1024;  // and bytes of values
-constexpr std::size_t kArrayRows = 5000;             // rows per INSERT of arrays
-
-// Array literals for insert_arrays, one per column: "{" elements "}". Text goes in double
-// quotes with " and \ escaped, so that any value (commas, braces, quotes, spaces, the
-// word NULL) comes back as written; a missing value is NULL, unquoted.
-struct ArrayLiteral {
-  std::string text = "{";
-  void add(const std::string& value) {
-    if (text.size() > 1) text += ',';
-    text += '"';
-    for (char c : value) {
-      if (c == '"' || c == '\\') text += '\\';
-      text += c;
-    }
-    text += '"';
-  }
-  void add(const std::optional<std::string>& value) {
-    if (value)
-      add(*value);
-    else
-      text += text.size() > 1 ? ",NULL" : "NULL";
-  }
-  void add(long long value) {
-    if (text.size() > 1) text += ',';
-    text += std::to_string(value);
-  }
-  std::string& done() { return text += '}'; }
-};
-
-void sort_claim_order(std::vector<Job>& jobs) {
-  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.run_at != b.run_at) return a.run_at < b.run_at;
-    return a.id < b.id;
-  });
-}
 
 // Seconds since the epoch of a "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC time.
 std::int64_t utc_seconds(const std::string& text) {
@@ -60,6 +27,8 @@ std::int64_t utc_seconds(const std::string& text) {
   if (!us) throw Error("unreadable time '" + text + "'");
   return *us / 1000000;
 }
+
+}  // namespace
 
 // A time the job columns cannot hold (MySQL's TIMESTAMP ends in 2038) is bad input,
 // refused before anything is written, not the server's "Incorrect datetime value" after a
@@ -74,9 +43,23 @@ void check_storable(const Dialect& dialect, const std::optional<std::string>& at
                      " UTC, the latest time this server's TIMESTAMP columns hold");
 }
 
-std::string lease_lost_message(std::int64_t id) {
-  return "lease lost on job " + std::to_string(id) +
-         ": the token does not match, or the job is no longer processing";
+}  // namespace job_repository_detail
+
+namespace {
+
+using job_repository_detail::ArrayLiteral;
+using job_repository_detail::check_storable;
+using job_repository_detail::kArrayRows;
+using job_repository_detail::kBulkBytes;
+using job_repository_detail::kBulkRows;
+using soci::use;
+
+void sort_claim_order(std::vector<Job>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.run_at != b.run_at) return a.run_at < b.run_at;
+    return a.id < b.id;
+  });
 }
 
 }  // namespace
@@ -96,7 +79,7 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
     soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
     soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
     soci::statement st =
-        (s.prepare << q.insert_job, use(queue, "queue"), use(priority, "priority"),
+        (s.prepare << q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
          use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
          use(max_attempts, "max_attempts"), use(payload, "payload"),
          use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
@@ -107,14 +90,14 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
     db_.dialect().check_skipped_rows(s);
     if (inserted > 0) {
       long long id = 0;
-      s << q.last_insert_id, soci::into(id);
+      s << q.enqueue.last_insert_id, soci::into(id);
       auto jobs =
           fetch_jobs(s, q.job_by_id, [&](soci::statement& x) { x.exchange(use(id, "id")); });
       if (jobs.empty()) throw Error("the job just inserted cannot be read back");
       out = {jobs.front(), false};
       return;
     }
-    auto jobs = fetch_jobs(s, q.job_by_dedupe_key, [&](soci::statement& x) {
+    auto jobs = fetch_jobs(s, q.enqueue.job_by_dedupe_key, [&](soci::statement& x) {
       x.exchange(use(queue, "queue"));
       x.exchange(use(dedupe, "dedupe_key"));
     });
@@ -133,7 +116,7 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
     out = {};
     auto& s = db_.session();
     const Statements& q = db_.sql();
-    if (!q.insert_arrays.empty()) {
+    if (q.enqueue.insert_arrays) {
       for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
         std::size_t bytes = 0;
         for (n = 0; start + n < jobs.size() && n < kArrayRows && (n == 0 || bytes < kBulkBytes);
@@ -160,7 +143,7 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
         st.exchange(use(payload.done(), "payloads"));
         st.exchange(use(dedupe.done(), "dedupe_keys"));
         st.exchange(use(group.done(), "group_keys"));
-        prepare_once(st, q.insert_arrays);
+        prepare_once(st, *q.enqueue.insert_arrays);
         st.execute(true);
         const long long inserted = st.get_affected_rows();
         db_.dialect().check_skipped_rows(s);
@@ -180,7 +163,8 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
       std::vector<int> priority(n), max_attempts(n);
       std::vector<long long> delay(n);
       std::vector<soci::indicator> run_at_ind(n), dedupe_ind(n), group_ind(n);
-      std::string sql = q.insert_many_prefix;
+      const InsertValuesRows& rows = q.enqueue.values_rows;
+      std::string sql = rows.prefix;
       soci::statement st(s);
       for (std::size_t i = 0; i < n; ++i) {
         const NewJob& j = jobs[start + i];
@@ -195,7 +179,7 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
         dedupe_ind[i] = j.dedupe_key ? soci::i_ok : soci::i_null;
         group[i] = j.group_key.value_or("");
         group_ind[i] = j.group_key ? soci::i_ok : soci::i_null;
-        std::string row = q.insert_values_row;
+        std::string row = rows.row;
         for (auto pos = row.find("{n}"); pos != std::string::npos; pos = row.find("{n}"))
           row.replace(pos, 3, std::to_string(i));
         sql += (i ? ", " : "") + row;
@@ -210,7 +194,7 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
         st.exchange(use(dedupe[i], dedupe_ind[i]));
         st.exchange(use(group[i], group_ind[i]));
       }
-      sql += q.insert_many_suffix;
+      sql += rows.suffix;
       prepare_once(st, sql);
       st.execute(true);
       long long inserted = st.get_affected_rows();
@@ -222,19 +206,17 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
   return out;
 }
 
-std::optional<ClaimStart> read_claim_start(Database& db, const std::string& queue) {
-  const Statements& q = db.sql();
+std::optional<ClaimStart> read_claim_start(Database& db, const ClaimPickThenMark& q,
+                                           const std::string& queue) {
   ClaimStart start;
-  if (q.claim_start.empty()) return start;
   std::string name = queue;
-  db.session() << q.claim_start, soci::into(start.priority), soci::into(start.run_at),
+  db.session() << q.start, soci::into(start.priority), soci::into(start.run_at),
       soci::into(start.id), use(name, "queue");
   if (!db.session().got_data()) return std::nullopt;
   return start;
 }
 
-void bind_claim_start(const Statements& q, soci::statement& pick, ClaimStart& start) {
-  if (q.claim_start.empty()) return;
+void bind_claim_start(soci::statement& pick, ClaimStart& start) {
   // Each placeholder appears once in a statement: the two used twice have a twin.
   pick.exchange(use(start.priority, "start_priority"));
   pick.exchange(use(start.priority, "start_priority_eq"));
@@ -247,23 +229,26 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   check_storable(db_.dialect(), std::nullopt, request.lease, "the lease");
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
-  auto work = [&] {
-    jobs = db_.dialect().update_returning() ? claim_returning(request, token)
-                                            : claim_pick_then_mark(request, token);
-  };
-  if (db_.sql().claim_in_transaction)
-    db_.transaction(work);
-  else
-    db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
+  if (const auto* one = std::get_if<ClaimReturning>(&db_.sql().claim)) {
+    auto work = [&] { jobs = claim_returning(*one, request, token); };
+    if (one->in_transaction)
+      db_.transaction(work);
+    else
+      db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
+  } else {
+    const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
+    db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token); });
+  }
   sort_claim_order(jobs);
   return jobs;
 }
 
-std::vector<Job> JobRepository::claim_returning(const ClaimRequest& r, const std::string& token) {
+std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const ClaimRequest& r,
+                                                const std::string& token) {
   std::string worker = r.worker, tok = token, queue = r.queue;
   long long lease_ms = r.lease.ms();
   int limit = r.limit;
-  return fetch_jobs(db_.session(), db_.sql().claim, [&](soci::statement& st) {
+  return fetch_jobs(db_.session(), q.claim, [&](soci::statement& st) {
     st.exchange(use(worker, "worker"));
     st.exchange(use(tok, "token"));
     st.exchange(use(lease_ms, "lease_ms"));
@@ -272,10 +257,10 @@ std::vector<Job> JobRepository::claim_returning(const ClaimRequest& r, const std
   });
 }
 
-std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
+std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
+                                                     const ClaimRequest& r,
                                                      const std::string& token) {
   auto& s = db_.session();
-  const Statements& q = db_.sql();
   std::string queue = r.queue, worker = r.worker, tok = token;
   int limit = r.limit;
   long long lease_ms = r.lease.ms();
@@ -286,8 +271,8 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   bool any_grouped = false, limited = false;
   // A claim of one job starts at the top: the old entries ahead of it are then about as
   // many as the jobs claimed while purge waits for its batch (some 60), fewer than a round
-  // trip's worth of reading, and claim_start would add that round trip.
-  std::optional<ClaimStart> start = limit > 1 ? read_claim_start(db_, queue) : ClaimStart{};
+  // trip's worth of reading, and `start` would add that round trip.
+  std::optional<ClaimStart> start = limit > 1 ? read_claim_start(db_, q, queue) : ClaimStart{};
   if (!start) return {};
   {
     long long id = 0;
@@ -302,8 +287,8 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
     reader.bind(pick);
     pick.exchange(use(queue, "queue"));
     pick.exchange(use(limit, "limit"));
-    bind_claim_start(q, pick, *start);
-    prepare_once(pick, q.claim_pick);
+    bind_claim_start(pick, *start);
+    prepare_once(pick, q.pick);
     for (bool got = pick.execute(true); got; got = pick.fetch()) {
       picked.push_back(id);
       rows.emplace(id, reader.job());
@@ -315,7 +300,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   // other claimer can take them, and keep only those still at the head of their group.
   if (any_grouped) {
     std::vector<long long> bound = picked;
-    auto heads = fetch_ids(s, expand_ids(q.claim_recheck, bound.size()),
+    auto heads = fetch_ids(s, expand_ids(q.recheck, bound.size()),
                            [&](soci::statement& st) { bind_ids(st, bound); });
     std::sort(heads.begin(), heads.end());
     // In claim order still, so that a limit below keeps the first ones.
@@ -331,9 +316,9 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
     int cap = 0;
     soci::indicator cap_ind = soci::i_null;
     long long busy = 0;
-    s << q.claim_limit_lock, soci::into(cap, cap_ind), use(queue, "queue");
+    s << q.limit_lock, soci::into(cap, cap_ind), use(queue, "queue");
     if (cap_ind == soci::i_ok) {
-      s << q.claim_limit_busy, soci::into(busy), use(queue, "queue");
+      s << q.limit_busy, soci::into(busy), use(queue, "queue");
       const long long slots = std::max(0LL, cap - busy);
       if (static_cast<long long>(picked.size()) > slots)
         picked.resize(static_cast<std::size_t>(slots));
@@ -346,7 +331,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   mark.exchange(use(tok, "token"));
   mark.exchange(use(claimed_at, "claimed_at"));
   mark.exchange(use(lease_ms, "lease_ms"));
-  prepare_once(mark, expand_ids(q.claim_mark, picked.size()));
+  prepare_once(mark, expand_ids(q.mark, picked.size()));
   mark.execute(true);
   // The rows as the mark left them: locked, with the pick's time (the rows are locked by
   // this transaction since the pick, so nothing else changed them).
@@ -369,293 +354,4 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimRequest& r,
   }
   return jobs;
 }
-
-void JobRepository::ack(const AckItem& item) {
-  auto lost = ack_many({item});
-  if (!lost.empty()) throw_lease_lost(item.id);
-}
-
-void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail) {
-  // Only on the failure path: one read to tell a missing job (4) from a lost lease (3).
-  if (!find(id)) throw NotFound("job " + std::to_string(id) + " not found");
-  throw LeaseLost(lease_lost_message(id) + detail);
-}
-
-namespace {
-// An optimistic batch ack matched fewer rows than it named: roll it back and ack the
-// pessimistic way, which tells which ids were lost.
-struct AckMissed {};
-}  // namespace
-
-std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
-  // Acks without a result are grouped by token and done a chunk at a time in one
-  // statement; acks with a result are one UPDATE each (prepared once).
-  std::map<std::string, std::vector<long long>> by_token;
-  std::vector<const AckItem*> with_result;
-  for (const AckItem& item : items) {
-    if (item.result)
-      with_result.push_back(&item);
-    else
-      by_token[item.token].push_back(item.id);
-  }
-  // Without UPDATE ... RETURNING (MySQL, MariaDB), a guarded write first locks the rows its
-  // guard admits, to learn which they are: a round trip more. The UPDATE alone says how many
-  // rows it matched (CLIENT_FOUND_ROWS), so it goes first: when it matched every id, they were
-  // all held and all are acked; when fewer (a lost lease, an id twice), the transaction is
-  // rolled back and done again the locking way.
-  const bool returning = db_.dialect().update_returning();
-  bool optimistic = !returning;
-  const bool arrays = !db_.sql().ack_id_array.empty();
-  const std::size_t chunk = arrays ? kArrayRows : kBulkRows;
-  // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
-  // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
-  // it (two round trips of a one-job ack, issue 13). Several run in one transaction, and so
-  // does the optimistic UPDATE, which must be able to take itself back.
-  std::size_t statements = with_result.size();
-  for (const auto& [token_text, all_ids] : by_token)
-    statements += (all_ids.size() + chunk - 1) / chunk * (returning ? 1 : 2);
-  std::vector<std::int64_t> lost;
-  auto work = [&] {
-    lost.clear();
-    auto& s = db_.session();
-    const Statements& q = db_.sql();
-    for (auto& [token_text, all_ids] : by_token) {
-      for (std::size_t start = 0; start < all_ids.size(); start += chunk) {
-        std::vector<long long> ids(
-            all_ids.begin() + static_cast<std::ptrdiff_t>(start),
-            all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
-        std::string token = token_text;
-        if (arrays) {
-          ArrayLiteral list;
-          for (long long id : ids) list.add(id);
-          std::string ids_text = list.done();
-          std::vector<long long> acked = fetch_ids(s, q.ack_id_array, [&](soci::statement& st) {
-            st.exchange(use(ids_text, "ids"));
-            st.exchange(use(token, "token"));
-          });
-          std::sort(acked.begin(), acked.end());
-          for (long long id : ids)
-            if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
-          continue;
-        }
-        if (optimistic) {
-          soci::statement st(s);
-          bind_ids(st, ids);
-          st.exchange(use(token, "token"));
-          prepare_once(st, expand_ids(q.ack_ids.write, ids.size()));
-          st.execute(true);
-          if (st.get_affected_rows() != static_cast<long long>(ids.size())) throw AckMissed{};
-          continue;
-        }
-        std::vector<long long> acked = write_ids(
-            db_, q.ack_ids, ids, [&](soci::statement& st) { st.exchange(use(token, "token")); });
-        std::sort(acked.begin(), acked.end());
-        for (long long id : ids)
-          if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
-      }
-    }
-    if (with_result.empty()) return;
-    long long id = 0;
-    std::string token, result;
-    soci::indicator result_ind = soci::i_ok;
-    soci::statement st =
-        (s.prepare << q.ack, use(result, result_ind, "result"), use(id, "id"), use(token, "token"));
-    for (const AckItem* item : with_result) {
-      id = item->id;
-      token = item->token;
-      result = *item->result;
-      st.execute(true);
-      if (st.get_affected_rows() == 0) lost.push_back(item->id);
-    }
-  };
-  if (optimistic && !by_token.empty()) {
-    try {
-      db_.transaction(work);
-      return lost;
-    } catch (const AckMissed&) {
-      optimistic = false;  // rolled back: nothing of it was written
-    }
-  }
-  if (statements == 1)
-    db_.retrying(work);
-  else
-    db_.transaction(work);
-  return lost;
-}
-
-Job JobRepository::fail(const FailRequest& r) {
-  if (r.retry_in) check_storable(db_.dialect(), std::nullopt, *r.retry_in, "the retry's run_at");
-  std::optional<Job> job;
-  db_.transaction([&] {
-    long long id = r.id;
-    std::string token = r.token, error = r.error;
-    if (r.permanent) {
-      job = write_job(db_, db_.sql().fail_final, id, token,
-                      [&](soci::statement& st) { st.exchange(use(error, "error")); });
-    } else {
-      long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
-      long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
-      double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
-      job = write_job(db_, db_.sql().fail_retry, id, token, [&](soci::statement& st) {
-        st.exchange(use(error, "error"));
-        st.exchange(use(base_ms, "base_ms"));
-        st.exchange(use(cap_ms, "cap_ms"));
-        st.exchange(use(jitter, "jitter"));
-      });
-    }
-    // A job that gave up may have moved to its queue's dead-letter queue in the same
-    // statement, by an AFTER trigger whose change SQLite's RETURNING does not show. The row
-    // is read again inside the write's transaction, before anyone else can change it: the
-    // report is the write's own, not the row as a later claim or retry left it.
-    if (job && job->status == Status::failed) {
-      auto now = fetch_jobs(db_.session(), db_.sql().job_by_id,
-                            [&](soci::statement& st) { st.exchange(use(id, "id")); });
-      if (!now.empty()) job = now.front();
-    }
-  });
-  if (!job) throw_lease_lost(r.id);
-  return *job;
-}
-
-Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease) {
-  check_storable(db_.dialect(), std::nullopt, lease, "the lease");
-  std::optional<Job> job;
-  db_.transaction([&] {
-    long long bound_id = id, lease_ms = lease.ms();
-    std::string tok = token;
-    job = write_job(db_, db_.sql().extend, bound_id, tok,
-                    [&](soci::statement& st) { st.exchange(use(lease_ms, "lease_ms")); });
-  });
-  if (!job) throw_lease_lost(id, " (an expired lease cannot be extended)");
-  return *job;
-}
-
-Job JobRepository::release(std::int64_t id, const std::string& token) {
-  std::optional<Job> job;
-  db_.transaction([&] {
-    long long bound_id = id;
-    std::string tok = token;
-    job = write_job(db_, db_.sql().release, bound_id, tok, [](soci::statement&) {});
-  });
-  if (!job) throw_lease_lost(id);
-  return *job;
-}
-
-std::optional<Job> JobRepository::find(std::int64_t id) {
-  std::vector<Job> jobs;
-  db_.retrying([&] {
-    long long bound = id;
-    jobs = fetch_jobs(db_.session(), db_.sql().job_by_id,
-                      [&](soci::statement& st) { st.exchange(use(bound, "id")); });
-  });
-  if (jobs.empty()) return std::nullopt;
-  return jobs.front();
-}
-
-Job JobRepository::get(std::int64_t id) {
-  auto job = find(id);
-  if (!job) throw NotFound("job " + std::to_string(id) + " not found");
-  return *job;
-}
-
-std::vector<Job> JobRepository::list(const ListFilter& f) {
-  std::vector<Job> jobs;
-  db_.retrying([&] {
-    std::string queue = f.queue.value_or("");
-    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
-    int mask = 0;
-    for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
-    if (f.statuses.empty()) mask = 0x1f;
-    long long bound =
-        f.newest_first && f.after == 0 ? std::numeric_limits<long long>::max() : f.after;
-    int limit = f.limit;
-    const std::string& sql = f.newest_first ? db_.sql().list_jobs_newest : db_.sql().list_jobs;
-    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
-      st.exchange(use(queue, queue_ind, "queue"));
-      st.exchange(use(mask, "status_mask"));
-      st.exchange(use(bound, f.newest_first ? "before" : "after"));
-      st.exchange(use(limit, "limit"));
-    });
-  });
-  return jobs;
-}
-
-std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& queues) {
-  std::map<std::string, QueueStats> by_queue;
-  auto entry = [&](const std::string& name) -> QueueStats& {
-    QueueStats& qs = by_queue[name];
-    qs.queue = name;
-    return qs;
-  };
-  // One snapshot: a job that moves from ready to done between two of the statements is
-  // counted once, not twice or not at all.
-  db_.snapshot([&] {
-    by_queue.clear();
-    auto& s = db_.session();
-    const Statements& q = db_.sql();
-    std::string name;
-    long long a = 0, b = 0;
-    double age = 0;
-    soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null;
-    soci::statement ready = (s.prepare << q.stats_ready, soci::into(name), soci::into(a, a_ind),
-                             soci::into(b, b_ind), soci::into(age, age_ind));
-    for (bool got = ready.execute(true); got; got = ready.fetch()) {
-      QueueStats& qs = entry(name);
-      qs.ready = a_ind == soci::i_null ? 0 : a;
-      qs.scheduled = b_ind == soci::i_null ? 0 : b;
-      if (age_ind != soci::i_null) qs.oldest_ready_age_seconds = std::max(0.0, age);
-    }
-    long long c = 0;
-    soci::indicator c_ind = soci::i_null;
-    soci::statement processing = (s.prepare << q.stats_processing, soci::into(name),
-                                  soci::into(a, a_ind), soci::into(b, b_ind), soci::into(c, c_ind));
-    for (bool got = processing.execute(true); got; got = processing.fetch()) {
-      QueueStats& qs = entry(name);
-      qs.processing = a;
-      qs.expired = b_ind == soci::i_null ? 0 : b;
-      qs.unleased = c_ind == soci::i_null ? 0 : c;
-    }
-    int status = 0;
-    soci::statement finished =
-        (s.prepare << q.stats_finished, soci::into(name), soci::into(status), soci::into(a));
-    for (bool got = finished.execute(true); got; got = finished.fetch()) {
-      QueueStats& qs = entry(name);
-      if (status == static_cast<int>(Status::done)) qs.done = a;
-      if (status == static_cast<int>(Status::failed)) qs.failed = a;
-      if (status == static_cast<int>(Status::canceled)) qs.canceled = a;
-    }
-    soci::statement paused = (s.prepare << q.paused_queues, soci::into(name));
-    for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
-    std::string dead_letter;
-    int strict = 0, max = 0;
-    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
-    soci::statement policies = (s.prepare << q.queue_policies, soci::into(name), soci::into(strict),
-                                soci::into(dead_letter, dl_ind), soci::into(max, max_ind));
-    for (bool got = policies.execute(true); got; got = policies.fetch()) {
-      QueueStats& qs = entry(name);
-      qs.strict_groups = strict != 0;
-      if (dl_ind == soci::i_ok) qs.dead_letter = dead_letter;
-      if (max_ind == soci::i_ok) qs.max_processing = max;
-    }
-  });
-  std::vector<QueueStats> out;
-  if (queues.empty()) {
-    for (auto& [name, qs] : by_queue) out.push_back(qs);
-  } else {
-    for (const auto& name : queues) {
-      auto it = by_queue.find(name);
-      QueueStats qs;
-      qs.queue = name;
-      out.push_back(it == by_queue.end() ? qs : it->second);
-    }
-  }
-  return out;
-}
-
-std::string JobRepository::now() {
-  std::string text;
-  db_.retrying([&] { db_.session() << db_.sql().now, soci::into(text); });
-  return text;
-}
-
 }  // namespace queuectl

@@ -42,19 +42,20 @@ struct ClaimRequest {
   std::string worker;
 };
 
-// Where a two-statement claim's pick starts its scan (Statements::claim_start). The
+// Where a pick-then-mark claim's pick starts its scan (ClaimPickThenMark::start). The
 // default is before every job.
 struct ClaimStart {
   int priority = 2147483647;
   std::string run_at = "1970-01-01 00:00:01.000000";  // UTC, the earliest TIMESTAMP
   long long id = 0;
 };
-// Reads the start for `queue` where the dialect has claim_start (nullopt: no job is due, so
-// there is nothing to claim); the default start where it has none.
-std::optional<ClaimStart> read_claim_start(Database& db, const std::string& queue);
-// Binds the start's placeholders to a claim_pick statement, where the dialect has them.
-// `start` must outlive the statement's execution.
-void bind_claim_start(const Statements& q, soci::statement& pick, ClaimStart& start);
+// Reads the start for `queue` with the claim's `start` (nullopt: no job is due, so there is
+// nothing to claim).
+std::optional<ClaimStart> read_claim_start(Database& db, const ClaimPickThenMark& q,
+                                           const std::string& queue);
+// Binds the start's placeholders to a ClaimPickThenMark::pick statement. `start` must
+// outlive the statement's execution.
+void bind_claim_start(soci::statement& pick, ClaimStart& start);
 
 struct AckItem {
   std::int64_t id = 0;
@@ -135,8 +136,10 @@ class JobRepository {
   std::string now();
 
  private:
-  std::vector<Job> claim_returning(const ClaimRequest& request, const std::string& token);
-  std::vector<Job> claim_pick_then_mark(const ClaimRequest& request, const std::string& token);
+  std::vector<Job> claim_returning(const ClaimReturning& q, const ClaimRequest& request,
+                                   const std::string& token);
+  std::vector<Job> claim_pick_then_mark(const ClaimPickThenMark& q, const ClaimRequest& request,
+                                        const std::string& token);
   // A guarded write changed nothing: throws NotFound when the job does not exist, else
   // LeaseLost (with `detail` appended to the message).
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");

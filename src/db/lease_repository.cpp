@@ -59,7 +59,7 @@ std::vector<Lease> LeaseRepository::leases(const LeaseFilter& f) {
     st.exchange(soci::into(seconds_left, left_ind));
     binds.bind(st);
     st.exchange(use(limit, "limit"));
-    prepare_once(st, db_.sql().list_leases);
+    prepare_once(st, db_.sql().leases.list_leases);
     for (bool got = st.execute(true); got; got = st.fetch())
       out.push_back({reader.job(), left_ind == soci::i_null ? std::nullopt
                                                             : std::optional<double>(seconds_left)});
@@ -105,7 +105,7 @@ std::vector<WorkerLeases> LeaseRepository::lease_summary(const LeaseFilter& f) {
     st.exchange(soci::into(unleased, unleased_ind));
     st.exchange(soci::into(least_left, left_ind));
     binds.bind(st);
-    prepare_once(st, db_.sql().lease_summary);
+    prepare_once(st, db_.sql().leases.lease_summary);
     for (bool got = st.execute(true); got; got = st.fetch()) {
       WorkerLeases w;
       if (worker_ind != soci::i_null) w.worker = worker;
@@ -180,8 +180,8 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       std::string queue = o.queue.value_or("");
       soci::indicator queue_ind = o.queue ? soci::i_ok : soci::i_null;
       int batch = o.batch;
-      std::vector<long long> ids =
-          fetch_ids(s, unleased ? q.reap_unleased_pick : q.reap_pick, [&](soci::statement& st) {
+      std::vector<long long> ids = fetch_ids(
+          s, unleased ? q.leases.reap_unleased_pick : q.leases.reap_pick, [&](soci::statement& st) {
             st.exchange(use(queue, queue_ind, "queue"));
             if (unleased) st.exchange(use(older_ms, "older_ms"));
             st.exchange(use(batch, "batch"));
@@ -195,7 +195,8 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       mark.exchange(use(base_ms, "base_ms"));
       mark.exchange(use(cap_ms, "cap_ms"));
       if (unleased) mark.exchange(use(older_ms, "older_ms"));
-      prepare_once(mark, expand_ids(unleased ? q.reap_unleased_mark : q.reap_mark, ids.size()));
+      prepare_once(mark, expand_ids(unleased ? q.leases.reap_unleased_mark : q.leases.reap_mark,
+                                    ids.size()));
       mark.execute(true);
       // Read back inside the transaction: the rows we changed are still ours. A row that
       // is neither ready nor failed now was taken by someone else before the mark.
@@ -211,7 +212,7 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       read.exchange(soci::into(attempts));
       read.exchange(soci::into(dead_from, dead_ind));
       bind_ids(read, ids);
-      prepare_once(read, expand_ids(q.reaped_by_ids, ids.size()));
+      prepare_once(read, expand_ids(q.leases.reaped_by_ids, ids.size()));
       for (bool got = read.execute(true); got; got = read.fetch()) {
         bool to_ready = status == static_cast<int>(Status::ready);
         if (!to_ready && status != static_cast<int>(Status::failed)) continue;

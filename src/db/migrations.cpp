@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/errors.hpp"
 #include "core/human_time.hpp"
@@ -100,7 +101,7 @@ std::vector<MigrationState> Migrator::status() {
     int version = 0;
     std::string name, at;
     try {
-      soci::statement st = (db_.session().prepare << db_.sql().applied_migrations,
+      soci::statement st = (db_.session().prepare << db_.sql().migrations.applied,
                             soci::into(version), soci::into(name), soci::into(at));
       for (bool got = st.execute(true); got; got = st.fetch())
         applied[version] = {version, name, true, at};
@@ -125,16 +126,18 @@ std::string wait_text(std::chrono::milliseconds wait) {
   return human_duration(static_cast<double>(wait.count()) / 1000.0);
 }
 
-// The named lock two `migrate` runs take turns under (servers only: see migrate_lock).
+// The named lock two `migrate` runs take turns under, where the dialect has one (servers
+// only: see MigrateLock).
 class MigrationLock {
  public:
   MigrationLock(Database& db, std::chrono::milliseconds wait)
       : db_(db), key_(db.dialect().lock_key(kName)) {
-    if (!db_.dialect().session_locks()) return;
+    const std::optional<MigrateLock>& lock = db_.sql().migrations.lock;
+    if (!lock) return;
     long long got = 0;
     long long wait_s = std::max<long long>(1, (wait.count() + 999) / 1000);
     try {
-      db_.session() << db_.sql().migrate_lock, soci::into(got), soci::use(key_, "key"),
+      db_.session() << lock->acquire, soci::into(got), soci::use(key_, "key"),
           soci::use(wait_s, "wait_s");
     } catch (const soci::soci_error& e) {
       // A wait that ran out (PostgreSQL's lock_timeout) is not retried: it was a long one.
@@ -151,7 +154,8 @@ class MigrationLock {
     if (!held_) return;
     try {
       long long released = 0;
-      db_.session() << db_.sql().migrate_unlock, soci::into(released), soci::use(key_, "key");
+      db_.session() << db_.sql().migrations.lock->release, soci::into(released),
+          soci::use(key_, "key");
     } catch (...) {
       // The lock goes with the session, which ends when queuectl does.
     }
@@ -176,7 +180,7 @@ class MigrationLock {
 void refuse_foreign_table(Database& db) {
   std::vector<std::pair<std::string, std::string>> found;
   std::string table = "job_queue", name, type;
-  soci::statement st = (db.session().prepare << db.sql().table_columns, soci::into(name),
+  soci::statement st = (db.session().prepare << db.sql().migrations.table_columns, soci::into(name),
                         soci::into(type), soci::use(table, "name"));
   for (bool got = st.execute(true); got; got = st.fetch()) found.emplace_back(name, type);
   if (found.empty()) return;
@@ -243,7 +247,7 @@ std::vector<MigrationState> Migrator::apply() {
   // Another `migrate` may run at the same moment (two deploys, a cron and an operator):
   // they take turns under the database's named lock, and the second finds the work done.
   MigrationLock lock(db_, lock_wait_);
-  db_.retrying([&] { db_.session() << db_.sql().create_migrations_table; });
+  db_.retrying([&] { db_.session() << db_.sql().migrations.create_table; });
   auto states = status();
   for (const Migration& m : migrations_for(db_.url().backend)) {
     bool already = std::any_of(states.begin(), states.end(), [&](const MigrationState& s) {
@@ -291,14 +295,14 @@ bool Migrator::apply_one(const Migration& m,
       // Read again inside the transaction (on SQLite, the write lock BEGIN IMMEDIATE took
       // is what keeps two runs apart).
       int version = m.version, found = 0;
-      soci::statement check = (db_.session().prepare << db_.sql().migration_applied,
+      soci::statement check = (db_.session().prepare << db_.sql().migrations.is_applied,
                                soci::into(found), soci::use(version, "version"));
       applied_meanwhile = check.execute(true);
       if (applied_meanwhile) return;
       if (m.version == 1) refuse_foreign_table(db_);
       for (const std::string& stmt : split_statements(m.sql)) db_.session() << stmt;
       std::string name = m.name;
-      db_.session() << db_.sql().record_migration, soci::use(version, "version"),
+      db_.session() << db_.sql().migrations.record, soci::use(version, "version"),
           soci::use(name, "name");
     }
   });

@@ -33,7 +33,7 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     ready.exchange(soci::into(a, a_ind));
     ready.exchange(soci::into(b, b_ind));
     ready.exchange(soci::into(age, age_ind));
-    prepare_once(ready, q.stats_ready);
+    prepare_once(ready, q.listing.stats_ready);
     for (bool got = ready.execute(true); got; got = ready.fetch()) {
       TopQueue& tq = entry(name);
       tq.ready = a_ind == soci::i_null ? 0 : a;
@@ -45,7 +45,7 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     processing.exchange(soci::into(a, a_ind));
     processing.exchange(soci::into(b, b_ind));
     processing.exchange(soci::into(c, c_ind));
-    prepare_once(processing, q.stats_processing);
+    prepare_once(processing, q.listing.stats_processing);
     for (bool got = processing.execute(true); got; got = processing.fetch()) {
       TopQueue& tq = entry(name);
       tq.processing = a;
@@ -54,12 +54,12 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     soci::statement failed(s);
     failed.exchange(soci::into(name));
     failed.exchange(soci::into(a));
-    prepare_once(failed, q.top_failed);
+    prepare_once(failed, q.top.failed);
     for (bool got = failed.execute(true); got; got = failed.fetch()) entry(name).failed = a;
     soci::statement done(s);
     done.exchange(soci::into(name));
     done.exchange(soci::into(a));
-    prepare_once(done, q.top_done_recently);
+    prepare_once(done, q.top.done_recently);
     for (bool got = done.execute(true); got; got = done.fetch())
       if (a > 0) entry(name).done_last_minute = a;
     int paused = 0, strict = 0;
@@ -68,7 +68,7 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     settings.exchange(soci::into(paused));
     settings.exchange(soci::into(strict));
     settings.exchange(soci::into(c, c_ind));
-    prepare_once(settings, q.top_queue_settings);
+    prepare_once(settings, q.top.queue_settings);
     for (bool got = settings.execute(true); got; got = settings.fetch()) {
       TopQueue& tq = entry(name);
       tq.paused = paused != 0;
@@ -84,7 +84,7 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     busiest.exchange(soci::into(a));
     busiest.exchange(soci::into(b, b_ind));
     busiest.exchange(soci::use(limit, "limit"));
-    prepare_once(busiest, q.top_workers);
+    prepare_once(busiest, q.top.workers);
     for (bool got = busiest.execute(true); got; got = busiest.fetch()) {
       TopWorker w;
       if (worker_ind != soci::i_null) w.worker = worker;
@@ -105,7 +105,7 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     newest.exchange(soci::into(age, age_ind));
     newest.exchange(soci::into(error, error_ind));
     newest.exchange(soci::use(failure_limit, "limit"));
-    prepare_once(newest, q.top_failures);
+    prepare_once(newest, q.top.failures);
     for (bool got = newest.execute(true); got; got = newest.fetch()) {
       TopFailure f;
       f.id = id;

@@ -218,8 +218,9 @@ TEST_CASE("cli: top never migrates: an unmigrated database is refused and left a
   std::string name = "queuectl_schema_migrations";
   int found = 0;
   std::string column, type;
-  soci::statement st = (fixture.db().session().prepare << fixture.db().sql().table_columns,
-                        soci::into(column), soci::into(type), soci::use(name, "name"));
+  soci::statement st =
+      (fixture.db().session().prepare << fixture.db().sql().migrations.table_columns,
+       soci::into(column), soci::into(type), soci::use(name, "name"));
   for (bool got = st.execute(true); got; got = st.fetch()) ++found;
   CHECK(found == 0);
 }

@@ -9,7 +9,9 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <variant>
 
 #include "contract/contract_helpers.hpp"
 #include "db/row_reader.hpp"
@@ -263,20 +265,23 @@ TEST_CASE("a claim in progress hides only the rows it takes" * doctest::skip(is_
   // Connection A is half way through a claim: the dialect's own pick of one row, in an
   // open transaction (on PostgreSQL the same SELECT as the claim's CTE).
   auto holder = fx.connect();
-  const Statements& q = holder->sql();
-  REQUIRE_FALSE(q.claim_pick.empty());
+  const ClaimStatements& q = holder->sql().claim;
+  const auto* steps = std::get_if<ClaimPickThenMark>(&q);
+  const std::optional<std::string> pick_sql =
+      steps ? steps->pick : std::get<ClaimReturning>(q).locking_pick;
+  REQUIRE((pick_sql && !pick_sql->empty()));
   holder->session().begin();
   std::string queue = "q";
   int limit = 1;
   long long picked = 0;
-  std::optional<ClaimStart> start = read_claim_start(*holder, queue);
+  std::optional<ClaimStart> start = steps ? read_claim_start(*holder, *steps, queue) : ClaimStart{};
   REQUIRE(start);
   soci::statement pick(holder->session());
   pick.exchange(soci::into(picked));
   pick.exchange(soci::use(queue, "queue"));
   pick.exchange(soci::use(limit, "limit"));
-  bind_claim_start(q, pick, *start);
-  prepare_once(pick, q.claim_pick);
+  if (steps) bind_claim_start(pick, *start);
+  prepare_once(pick, *pick_sql);
   pick.execute(true);
   CHECK_EQ(picked, ids[0]);
 

@@ -5,6 +5,7 @@
 #include "contract/contract_helpers.hpp"
 
 #include <sstream>
+#include <variant>
 
 namespace queuectl::testing::contract {
 namespace {
@@ -100,18 +101,18 @@ void analyze(Database& db) {
 // EXPLAIN of the dialect's own claim of queue 'q' (its locking pick where the claim is
 // two statements), with bound values.
 Plan explain_claim(Database& db) {
-  const Statements& q = db.sql();
+  const ClaimStatements& q = db.sql().claim;
   std::string queue = "q", worker = "w", token = "00000000-0000-4000-8000-000000000000";
   long long lease_ms = 30000;
   int limit = 25;
   ClaimStart start;  // where the pick starts: before every job
-  if (!db.dialect().update_returning())
-    return explain(db, q.claim_pick, [&](soci::statement& st) {
+  if (const auto* steps = std::get_if<ClaimPickThenMark>(&q))
+    return explain(db, steps->pick, [&](soci::statement& st) {
       st.exchange(soci::use(queue, "queue"));
       st.exchange(soci::use(limit, "limit"));
-      bind_claim_start(q, st, start);
+      bind_claim_start(st, start);
     });
-  return explain(db, q.claim, [&](soci::statement& st) {
+  return explain(db, std::get<ClaimReturning>(q).claim, [&](soci::statement& st) {
     st.exchange(soci::use(worker, "worker"));
     st.exchange(soci::use(token, "token"));
     st.exchange(soci::use(lease_ms, "lease_ms"));
@@ -142,7 +143,7 @@ void fill_table(FreshDatabase& fx, JobRepository& repo) {
 }
 
 // The claim's SELECT, as each dialect writes it (on PostgreSQL the CTE inside the claim,
-// on MySQL claim_pick, on SQLite the subquery of the claim's UPDATE).
+// on MySQL the claim's pick, on SQLite the subquery of the claim's UPDATE).
 std::string claim_select() {
   if (is_postgresql())
     return R"(
@@ -263,7 +264,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
   }
   {
     INFO("reap_pick");
-    Plan plan = explain(fx.db(), q.reap_pick, [&](soci::statement& st) {
+    Plan plan = explain(fx.db(), q.leases.reap_pick, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
       st.exchange(soci::use(batch, "batch"));
     });
@@ -271,7 +272,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
   }
   {
     INFO("list_leases, expired only");
-    Plan plan = explain(fx.db(), q.list_leases, [&](soci::statement& st) {
+    Plan plan = explain(fx.db(), q.leases.list_leases, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
       st.exchange(soci::use(null_text, null_ind, "worker"));
       st.exchange(soci::use(leased, "leased"));
@@ -286,7 +287,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
     INFO("list_leases, all: leased and unleased");
     long long far_ms = 9'000'000'000'000LL;
     int with_unleased = 1;
-    Plan plan = explain(fx.db(), q.list_leases, [&](soci::statement& st) {
+    Plan plan = explain(fx.db(), q.leases.list_leases, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
       st.exchange(soci::use(null_text, null_ind, "worker"));
       st.exchange(soci::use(leased, "leased"));
@@ -299,7 +300,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
   }
   {
     INFO("reap_unleased_pick");
-    Plan plan = explain(fx.db(), q.reap_unleased_pick, [&](soci::statement& st) {
+    Plan plan = explain(fx.db(), q.leases.reap_unleased_pick, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
       st.exchange(soci::use(older_ms, "older_ms"));
       st.exchange(soci::use(batch, "batch"));
@@ -312,7 +313,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
     // the 20-odd live rows, so there the access type is checked instead: a ref lookup on
     // the claim index reads only the queue's ready rows.)
     INFO("stats_ready");
-    Plan ready = explain(fx.db(), q.stats_ready);
+    Plan ready = explain(fx.db(), q.listing.stats_ready);
     CHECK_MESSAGE(ready.uses(names.claim.front()), ready.text);
     if (is_mysql())
       CHECK_MESSAGE(ready.text.find("| ref | " + names.claim.front()) != std::string::npos,
@@ -320,7 +321,7 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
     if (is_postgresql())
       CHECK_MESSAGE(ready.text.find("Seq Scan on job_queue") == std::string::npos, ready.text);
     INFO("stats_processing");
-    check_plan(explain(fx.db(), q.stats_processing), names.leases);
+    check_plan(explain(fx.db(), q.listing.stats_processing), names.leases);
   }
 }
 

@@ -15,6 +15,8 @@
 #include <soci/sqlite3/soci-sqlite3.h>
 #include <sqlite3.h>
 
+#include <variant>
+
 namespace queuectl::testing::contract {
 namespace {
 
@@ -90,7 +92,7 @@ bool has_join_filter(const json& node) {
 }
 
 ClaimWork claim_postgresql(Database& db, const std::string& queue) {
-  const Statements& q = db.sql();
+  const ClaimReturning& q = std::get<ClaimReturning>(db.sql().claim);  // PostgreSQL's one statement
   std::string worker = "w", token = "00000000-0000-4000-8000-000000000000", plan_text;
   std::string queue_name = queue;
   long long lease_ms = 30000;

@@ -117,20 +117,20 @@ TEST_CASE("top's statements use their indexes among 100,000 done jobs, and count
       is_mysql() ? "ix_job_queue_lease" : "job_queue_leases|job_queue_processing_groups";
   {
     INFO("top_failed");
-    check_uses(plan_of(fx.db(), q.top_failed), failed_index);
+    check_uses(plan_of(fx.db(), q.top.failed), failed_index);
   }
   {
     INFO("top_done_recently");
-    check_uses(plan_of(fx.db(), q.top_done_recently),
+    check_uses(plan_of(fx.db(), q.top.done_recently),
                is_mysql() ? "ix_job_queue_finished" : "job_queue_finished");
   }
   {
     INFO("top_failures");
-    check_uses(plan_of(fx.db(), q.top_failures, 5), failed_index);
+    check_uses(plan_of(fx.db(), q.top.failures, 5), failed_index);
   }
   {
     INFO("top_workers");
-    check_uses(plan_of(fx.db(), q.top_workers, 5), leases_index);
+    check_uses(plan_of(fx.db(), q.top.workers, 5), leases_index);
   }
 
   TopSnapshot snap = TopRepository(fx.db()).read(5, 5);

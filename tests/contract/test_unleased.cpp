@@ -119,7 +119,7 @@ TEST_CASE("the unleased mark re-checks status, lease and age in its own WHERE") 
     mark.exchange(soci::use(base_ms, "base_ms"));
     mark.exchange(soci::use(cap_ms, "cap_ms"));
     mark.exchange(soci::use(older_ms, "older_ms"));
-    prepare_once(mark, expand_ids(fx.db().sql().reap_unleased_mark, ids.size()));
+    prepare_once(mark, expand_ids(fx.db().sql().leases.reap_unleased_mark, ids.size()));
     mark.execute(true);
   });
   CHECK(status_of(repo, leased_since.id) == Status::processing);
@@ -136,7 +136,7 @@ TEST_CASE("the unleased mark re-checks status, lease and age in its own WHERE") 
     mark.exchange(soci::use(base_ms, "base_ms"));
     mark.exchange(soci::use(cap_ms, "cap_ms"));
     mark.exchange(soci::use(older_ms, "older_ms"));
-    prepare_once(mark, expand_ids(fx.db().sql().reap_unleased_mark, one.size()));
+    prepare_once(mark, expand_ids(fx.db().sql().leases.reap_unleased_mark, one.size()));
     mark.execute(true);
   });
   CHECK(status_of(repo, fresh.id) == Status::processing);

@@ -353,7 +353,7 @@ TEST_CASE("write reports: purge's DELETE checks the filter again, not only the i
     st.exchange(soci::use(queue, queue_ind, "queue"));
     st.exchange(soci::use(mask, "status_mask"));
     st.exchange(soci::use(older_ms, "older_ms"));
-    prepare_once(st, expand_ids(fx.db().sql().delete_ids, ids.size()));
+    prepare_once(st, expand_ids(fx.db().sql().admin.delete_ids, ids.size()));
     st.execute(true);
     CHECK_EQ(st.get_affected_rows(), 0);
   });
@@ -368,7 +368,7 @@ TEST_CASE("write reports: purge's DELETE checks the filter again, not only the i
     st.exchange(soci::use(queue, queue_ind, "queue"));
     st.exchange(soci::use(mask, "status_mask"));
     st.exchange(soci::use(older_ms, "older_ms"));
-    prepare_once(st, expand_ids(fx.db().sql().delete_ids, ids.size()));
+    prepare_once(st, expand_ids(fx.db().sql().admin.delete_ids, ids.size()));
     st.execute(true);
     CHECK_EQ(st.get_affected_rows(), 2);
   });

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "bench/latency.hpp"
@@ -12,6 +13,8 @@
 #include "unit/unit_helpers.hpp"
 
 using queuectl::Backend;
+using queuectl::ClaimPickThenMark;
+using queuectl::ClaimReturning;
 using queuectl::make_dialect;
 using queuectl::Statements;
 using queuectl::test::usage_error_of;
@@ -24,14 +27,40 @@ bool contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
+// The claim's statements: the one statement and its locking pick, or every step.
+std::vector<std::string> claim_texts(const Statements& s) {
+  if (const auto* one = std::get_if<ClaimReturning>(&s.claim))
+    return {one->claim, one->locking_pick.value_or("")};
+  const auto& steps = std::get<ClaimPickThenMark>(s.claim);
+  return {steps.start, steps.pick, steps.recheck, steps.limit_lock, steps.limit_busy, steps.mark};
+}
+
+// All of them in one text.
+std::string claim_text(const Statements& s) {
+  std::string all;
+  for (const std::string& sql : claim_texts(s)) all += sql;
+  return all;
+}
+
 // The statements a claim and an ack run, and the bulk insert that seeds the copy.
 std::vector<std::string> used_by_claim(const Statements& s) {
-  return {s.job_columns,       s.claim,
-          s.claim_pick,        s.claim_recheck,
-          s.claim_mark,        s.ack,
-          s.ack_ids.write,     s.ack_ids.pick,
-          s.ack_id_array,      s.insert_many_prefix,
-          s.insert_values_row, s.insert_many_suffix};
+  std::vector<std::string> out = claim_texts(s);
+  const std::vector<std::string> rest = {s.job_columns,
+                                         s.finish.ack,
+                                         s.finish.ack_ids.write,
+                                         s.finish.ack_ids.pick,
+                                         s.finish.ack_id_array.value_or(""),
+                                         s.enqueue.values_rows.prefix,
+                                         s.enqueue.values_rows.row,
+                                         s.enqueue.values_rows.suffix};
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+// Whether the claim runs in a transaction of its own: a pick-then-mark claim always does.
+bool claim_in_transaction(const Statements& s) {
+  const auto* one = std::get_if<ClaimReturning>(&s.claim);
+  return one ? one->in_transaction : true;
 }
 
 const Backend kBackends[] = {Backend::postgresql, Backend::mysql, Backend::sqlite};
@@ -70,21 +99,23 @@ TEST_CASE("bench::claim_statements: queuectl's claim and ack, on the copy only")
       CHECK_FALSE(contains(sql, "job_queue"));
       CHECK_FALSE(contains(sql, "queuectl_queues"));
     }
-    CHECK(contains(copy.claim + copy.claim_pick, "queuectl_bench_42_claim"));
+    CHECK(contains(claim_text(copy), "queuectl_bench_42_claim"));
     // The paused check reads the copy's settings table.
-    CHECK(contains(copy.claim + copy.claim_pick, "queuectl_bench_42_claim_queues"));
-    CHECK(contains(copy.ack_ids.write, "UPDATE queuectl_bench_42_claim"));
-    CHECK(copy.ack_id_array.empty() == real.ack_id_array.empty());
-    if (!copy.ack_id_array.empty())
-      CHECK(contains(copy.ack_id_array, "UPDATE queuectl_bench_42_claim"));
-    CHECK(copy.claim_in_transaction == real.claim_in_transaction);
+    CHECK(contains(claim_text(copy), "queuectl_bench_42_claim_queues"));
+    CHECK(contains(copy.finish.ack_ids.write, "UPDATE queuectl_bench_42_claim"));
+    CHECK(copy.finish.ack_id_array.has_value() == real.finish.ack_id_array.has_value());
+    if (copy.finish.ack_id_array)
+      CHECK(contains(*copy.finish.ack_id_array, "UPDATE queuectl_bench_42_claim"));
+    CHECK(copy.claim.index() == real.claim.index());
+    CHECK(claim_in_transaction(copy) == claim_in_transaction(real));
     // Nothing else is copied: no statement of the copy can reach another table.
-    CHECK(copy.stats_ready.empty());
-    CHECK(copy.reap_mark.empty());
-    CHECK(copy.pause_queue.empty());
-    CHECK(copy.create_migrations_table.empty());
+    CHECK(copy.listing.stats_ready.empty());
+    CHECK(copy.leases.reap_mark.empty());
+    CHECK(copy.queues.pause.empty());
+    CHECK(copy.migrations.create_table.empty());
+    CHECK_FALSE(copy.enqueue.insert_arrays.has_value());
     // The real statements still name job_queue.
-    CHECK(contains(real.claim + real.claim_pick, "job_queue"));
+    CHECK(contains(claim_text(real), "job_queue"));
   }
 }
 

@@ -1,0 +1,245 @@
+// PostgreSQL: enqueue, the claim, and the lease holder's writes (ack, fail, extend, release). What
+// the SQL may contain: postgresql_sql.hpp.
+
+#include <string>
+
+#include "db/dialects/postgresql_sql.hpp"
+
+namespace queuectl::postgresql_sql {
+
+namespace {
+
+// :queue, or NULL when the queue is paused (then no row matches). Evaluated once per
+// statement, and names :queue once.
+constexpr const char* kUnpausedQueue = R"((
+         SELECT t.queue
+           FROM (SELECT CAST(:queue AS text) AS queue) t
+          WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                             WHERE p.queue = t.queue AND p.paused_at IS NOT NULL)))";
+
+// A ready job `j` with a group key is its group's head and may run: no job of its group is
+// processing, no older one is ready (waiting out a backoff, or not yet due), and, when the
+// queue is in strict mode, no older one has failed. Each probe reads a few entries of one
+// group: the first of job_queue_processing_groups (queue, group_key, id) over processing rows
+// (migration 8; before it, the planner could answer it from an index of the queue alone
+// and read every processing row of the queue for each candidate), the others of the
+// partial index job_queue_groups (queue, group_key, status, id). Jobs without a key pass
+// at once. The sub-selects read the statement's snapshot and lock nothing: a head that
+// another claimer holds is skipped by SKIP LOCKED, and its followers stay blocked by it.
+// (k.id <> j.id, true of any processing row, keeps the first probe a per-row index probe:
+// without it the planner may hash every processing row of the table on each claim.)
+//
+// The last two probes are written so that job_queue_groups is the only index that can
+// serve them, whatever the statistics say. Written plainly (status = 0, status = 3) they
+// could also be served by job_queue_claim (WHERE status = 0) or job_queue_failed (WHERE
+// status = 3), which hold every ready or failed row of the queue but no group key; when
+// the statistics date from before a burst (ANALYZE saw no ready or failed rows), the
+// planner takes each of them for empty, picks it for the probe, and each candidate then read
+// every ready (or failed) row of its queue: 2.8 s for a claim of 1,000 among 30,000 ready
+// grouped jobs, 5.4 s with 20,000 failed rows in a strict queue. "status IN (0, 1, 3)"
+// proves job_queue_groups' predicate and neither of theirs, and "status < 1" /
+// "status >= 1" bound the index range to the ready entries, or to the processing and
+// failed ones, of the one group. The ready probe asks for the group's first ready job in
+// index order, one entry; the failed probe also finds an older processing job, which
+// blocks the group anyway.
+constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
+           NOT EXISTS (SELECT 1 FROM job_queue k
+                        WHERE k.queue = j.queue AND k.group_key = j.group_key AND k.status = 1
+                          AND k.id <> j.id)
+       AND (SELECT k.id FROM job_queue k
+             WHERE k.queue = j.queue AND k.group_key = j.group_key
+               AND k.status IN (0, 1, 3) AND k.status < 1
+             ORDER BY k.status, k.id
+             LIMIT 1) = j.id
+       AND NOT (EXISTS (SELECT 1 FROM queuectl_queues p
+                         WHERE p.queue = j.queue AND p.strict_groups)
+                AND EXISTS (SELECT 1 FROM job_queue k
+                             WHERE k.queue = j.queue AND k.group_key = j.group_key
+                               AND k.status IN (0, 1, 3) AND k.status >= 1
+                               AND k.id < j.id)))))";
+
+}  // namespace
+
+EnqueueStatements make_enqueue(const std::string& cols) {
+  EnqueueStatements s;
+  s.insert_job = R"(
+    INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+    VALUES (CAST(:queue AS text), CAST(:priority AS integer),
+            COALESCE(CAST(:run_at AS timestamp) AT TIME ZONE 'UTC', now()) + )" QC_MS(
+      ":delay_ms") R"(,
+            CAST(:max_attempts AS integer), CAST(:payload AS jsonb),
+            CAST(:dedupe_key AS text), CAST(:group_key AS text))
+    ON CONFLICT (queue, dedupe_key) DO NOTHING)";
+  // Many rows: the VALUES rows are bare placeholders (typed as text) and the SELECT casts
+  // and computes once for all rows. With casts and the run_at expression in every row,
+  // PostgreSQL spent about 50 ms parsing each 500-row statement.
+  s.values_rows.prefix =
+      "INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
+      "group_key) SELECT v.q, CAST(v.p AS integer), "
+      "COALESCE(CAST(v.r AS timestamp) AT TIME ZONE 'UTC', now()) + " QC_MS("v.d") ", "
+      "CAST(v.m AS integer), CAST(v.j AS jsonb), v.k, v.g FROM (VALUES ";
+  // Placeholders in bind order: queue, priority, run_at, delay, max_attempts, payload,
+  // dedupe_key, group_key (the repository binds them by position).
+  s.values_rows.row = "(:q{n}, :p{n}, :r{n}, :d{n}, :m{n}, :j{n}, :k{n}, :g{n})";
+  s.values_rows.suffix =
+      ") AS v (q, p, r, d, m, j, k, g) ON CONFLICT (queue, dedupe_key) DO NOTHING";
+  // Many rows as eight array parameters: the statement's text is the same whatever the
+  // number of rows, and PostgreSQL reads an array literal far faster than it parses a
+  // statement with 8 placeholders a row (100,000 jobs went in about 2.5 times faster).
+  // WITH ORDINALITY ... ORDER BY keeps the file's order for the ids, which ordered groups
+  // rely on.
+  s.insert_arrays = R"(
+    INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+    SELECT v.q, v.p, COALESCE(CAST(v.r AS timestamp) AT TIME ZONE 'UTC', now()) + )" QC_MS(
+      "v.d") R"(,
+           v.m, v.j, v.k, v.g
+      FROM unnest(CAST(:queues AS text[]), CAST(:priorities AS integer[]),
+                  CAST(:run_ats AS text[]), CAST(:delays_ms AS bigint[]),
+                  CAST(:max_attempts AS integer[]), CAST(:payloads AS jsonb[]),
+                  CAST(:dedupe_keys AS text[]), CAST(:group_keys AS text[]))
+           WITH ORDINALITY AS v (q, p, r, d, m, j, k, g, n)
+     ORDER BY v.n
+    ON CONFLICT (queue, dedupe_key) DO NOTHING)";
+  s.last_insert_id = "SELECT lastval()";
+  s.job_by_dedupe_key = "SELECT " + cols +
+                        " FROM job_queue WHERE queue = CAST(:queue AS text)"
+                        " AND dedupe_key = CAST(:dedupe_key AS text)";
+  return s;
+}
+
+ClaimStatements make_claim() {
+  ClaimReturning s;
+  // One statement: the CTE locks up to :limit due rows in claim order, skipping rows
+  // other claimers hold, and the UPDATE marks exactly those rows and returns them.
+  // The paused check is a one-time subquery on the queue name, not a per-row anti-join:
+  // with the anti-join the planner misjudged its selectivity and chose a sequential scan
+  // and sort over the whole table instead of the claim index. Grouped jobs must also be
+  // their group's head (kGroupHead), so one claim takes at most one job of a group.
+  //
+  // The UPDATE reaches the rows `taken` holds by primary key, as an array (= ANY of an
+  // ARRAY sub-select, computed once): no join the planner could turn around. Written as a
+  // join (FROM taken WHERE j.id = taken.id AND j.status = 0), a planner whose statistics
+  // predated a burst of new jobs took `taken` and the ready rows for one row each and chose a
+  // nested loop over every ready row of every queue, each compared with every taken id:
+  // 30,000 ready x 1,000 taken = 30 million comparisons, 7.4 s for a claim of 1,000 (issue
+  // 33). It re-checks no status either, which would make job_queue_claim a candidate again:
+  // every id in `taken` is a row that `picked` locked after re-checking its conditions on
+  // the row's newest version (FOR UPDATE in READ COMMITTED), and no one can change it
+  // until this statement's transaction ends.
+  s.in_transaction = false;  // one statement: atomic in autocommit
+  // A queue with a concurrency limit (max_processing) takes at most as many jobs as it has
+  // free slots: queuectl_claim_slots (migration 5) locks the queue's settings row and
+  // counts its processing jobs once that lock is held. Queues without a limit never call
+  // it (a NULL LIMIT is no limit). The queue is named once, in `arg`. The slots cut the
+  // locked rows down in `taken`, not in `picked`'s own LIMIT: the planner takes a LIMIT it cannot
+  // evaluate for a tenth of the table, and then hashed the whole table for the UPDATE's join and
+  // JIT-compiled the plan (about 125 ms a claim on 100,000 ready jobs instead of 2 ms).
+  // The LIMIT of `taken` runs its sub-select before `picked` is read, so the queue's
+  // row is locked and its slots counted before any job row is locked, as before.
+  s.claim = R"(
+    WITH arg AS (SELECT CAST(:queue AS text) AS queue),
+    picked AS (
+      SELECT j.id, j.priority, j.run_at
+        FROM job_queue j
+       WHERE j.queue = (
+               SELECT a.queue
+                 FROM arg a
+                WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                                   WHERE p.queue = a.queue AND p.paused_at IS NOT NULL))
+         AND j.status = 0
+         AND j.run_at <= now()
+         AND )" +
+            std::string(kGroupHead) + R"(
+       ORDER BY j.priority DESC, j.run_at, j.id
+       LIMIT CAST(:limit AS integer)
+         FOR UPDATE OF j SKIP LOCKED),
+    taken AS (
+      SELECT t.id
+        FROM picked t
+       ORDER BY t.priority DESC, t.run_at, t.id
+       LIMIT (SELECT CASE WHEN p.max_processing IS NOT NULL
+                          THEN queuectl_claim_slots(a.queue, 2147483647) END
+                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue))
+    UPDATE job_queue j
+       SET status = 1,
+           attempts = j.attempts + 1,
+           locked_by = CAST(:worker AS text),
+           lock_token = CAST(:token AS text),
+           locked_at = now(),
+           lock_until = now() + )" QC_MS(":lease_ms") R"(,
+           updated_at = now()
+     WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
+    RETURNING )" +
+            job_columns("j.");
+  // The claim's locking read alone, in the two-step claim's first three columns
+  // (update_returning: the claim itself never runs it; the contract tests hold a claim half
+  // way with it).
+  s.locking_pick = R"(
+    SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
+           (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue)
+      FROM job_queue j
+     WHERE j.queue = )" +
+                   std::string(kUnpausedQueue) + R"(
+       AND j.status = 0
+       AND j.run_at <= now()
+       AND )" + kGroupHead +
+                   R"(
+     ORDER BY j.priority DESC, j.run_at, j.id
+     LIMIT CAST(:limit AS integer)
+       FOR UPDATE OF j SKIP LOCKED)";
+  return s;
+}
+
+FinishStatements make_finish(const std::string& cols) {
+  FinishStatements s;
+  s.ack = R"(
+    UPDATE job_queue
+       SET status = 2, result = CAST(:result AS jsonb), lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+  // Many acks without a result under one token: one UPDATE returning the ids it changed.
+  s.ack_ids.write = returning(R"(
+    UPDATE job_queue
+       SET status = 2, result = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text))",
+                              "id");
+  s.ack_id_array = R"(
+    UPDATE job_queue
+       SET status = 2, result = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id = ANY (CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text)
+    RETURNING id)";
+  s.fail_retry.write = returning(R"(
+    UPDATE job_queue
+       SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                         ELSE now() + )" QC_BACKOFF R"( END,
+           finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+           last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+                                 cols);
+  s.fail_final.write = returning(R"(
+    UPDATE job_queue
+       SET status = 3, last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+                                 cols);
+  s.extend.write = returning(R"(
+    UPDATE job_queue
+       SET lock_until = now() + )" QC_MS(":lease_ms") R"(, updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text)
+       AND lock_until > now())",
+                             cols);
+  s.release.write = returning(R"(
+    UPDATE job_queue
+       SET status = 0, attempts = GREATEST(attempts - 1, 0), run_at = now(),
+           locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
+           updated_at = now()
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+                              cols);
+  return s;
+}
+
+}  // namespace queuectl::postgresql_sql

@@ -1,0 +1,199 @@
+// JobRepository: the lease holder's writes (ack, fail, extend, release).
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "core/errors.hpp"
+#include "db/guarded_write.hpp"
+#include "db/job_repository.hpp"
+#include "db/job_repository_detail.hpp"
+#include "db/row_reader.hpp"
+
+namespace queuectl {
+namespace {
+
+using job_repository_detail::ArrayLiteral;
+using job_repository_detail::check_storable;
+using job_repository_detail::kArrayRows;
+using job_repository_detail::kBulkRows;
+using soci::use;
+
+std::string lease_lost_message(std::int64_t id) {
+  return "lease lost on job " + std::to_string(id) +
+         ": the token does not match, or the job is no longer processing";
+}
+
+// An optimistic batch ack matched fewer rows than it named: roll it back and ack the
+// pessimistic way, which tells which ids were lost.
+struct AckMissed {};
+
+}  // namespace
+
+void JobRepository::ack(const AckItem& item) {
+  auto lost = ack_many({item});
+  if (!lost.empty()) throw_lease_lost(item.id);
+}
+
+void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail) {
+  // Only on the failure path: one read to tell a missing job (4) from a lost lease (3).
+  if (!find(id)) throw NotFound("job " + std::to_string(id) + " not found");
+  throw LeaseLost(lease_lost_message(id) + detail);
+}
+
+std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
+  // Acks without a result are grouped by token and done a chunk at a time in one
+  // statement; acks with a result are one UPDATE each (prepared once).
+  std::map<std::string, std::vector<long long>> by_token;
+  std::vector<const AckItem*> with_result;
+  for (const AckItem& item : items) {
+    if (item.result)
+      with_result.push_back(&item);
+    else
+      by_token[item.token].push_back(item.id);
+  }
+  // Without UPDATE ... RETURNING (MySQL, MariaDB), a guarded write first locks the rows its
+  // guard admits, to learn which they are: a round trip more. The UPDATE alone says how many
+  // rows it matched (CLIENT_FOUND_ROWS), so it goes first: when it matched every id, they were
+  // all held and all are acked; when fewer (a lost lease, an id twice), the transaction is
+  // rolled back and done again the locking way.
+  const bool returning = db_.dialect().update_returning();
+  bool optimistic = !returning;
+  const std::optional<std::string>& ack_id_array = db_.sql().finish.ack_id_array;
+  const bool arrays = ack_id_array.has_value();
+  const std::size_t chunk = arrays ? kArrayRows : kBulkRows;
+  // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
+  // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
+  // it (two round trips of a one-job ack, issue 13). Several run in one transaction, and so
+  // does the optimistic UPDATE, which must be able to take itself back.
+  std::size_t statements = with_result.size();
+  for (const auto& [token_text, all_ids] : by_token)
+    statements += (all_ids.size() + chunk - 1) / chunk * (returning ? 1 : 2);
+  std::vector<std::int64_t> lost;
+  auto work = [&] {
+    lost.clear();
+    auto& s = db_.session();
+    const Statements& q = db_.sql();
+    for (auto& [token_text, all_ids] : by_token) {
+      for (std::size_t start = 0; start < all_ids.size(); start += chunk) {
+        std::vector<long long> ids(
+            all_ids.begin() + static_cast<std::ptrdiff_t>(start),
+            all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
+        std::string token = token_text;
+        if (arrays) {
+          ArrayLiteral list;
+          for (long long id : ids) list.add(id);
+          std::string ids_text = list.done();
+          std::vector<long long> acked = fetch_ids(s, *ack_id_array, [&](soci::statement& st) {
+            st.exchange(use(ids_text, "ids"));
+            st.exchange(use(token, "token"));
+          });
+          std::sort(acked.begin(), acked.end());
+          for (long long id : ids)
+            if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
+          continue;
+        }
+        if (optimistic) {
+          soci::statement st(s);
+          bind_ids(st, ids);
+          st.exchange(use(token, "token"));
+          prepare_once(st, expand_ids(q.finish.ack_ids.write, ids.size()));
+          st.execute(true);
+          if (st.get_affected_rows() != static_cast<long long>(ids.size())) throw AckMissed{};
+          continue;
+        }
+        std::vector<long long> acked =
+            write_ids(db_, q.finish.ack_ids, ids,
+                      [&](soci::statement& st) { st.exchange(use(token, "token")); });
+        std::sort(acked.begin(), acked.end());
+        for (long long id : ids)
+          if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);
+      }
+    }
+    if (with_result.empty()) return;
+    long long id = 0;
+    std::string token, result;
+    soci::indicator result_ind = soci::i_ok;
+    soci::statement st = (s.prepare << q.finish.ack, use(result, result_ind, "result"),
+                          use(id, "id"), use(token, "token"));
+    for (const AckItem* item : with_result) {
+      id = item->id;
+      token = item->token;
+      result = *item->result;
+      st.execute(true);
+      if (st.get_affected_rows() == 0) lost.push_back(item->id);
+    }
+  };
+  if (optimistic && !by_token.empty()) {
+    try {
+      db_.transaction(work);
+      return lost;
+    } catch (const AckMissed&) {
+      optimistic = false;  // rolled back: nothing of it was written
+    }
+  }
+  if (statements == 1)
+    db_.retrying(work);
+  else
+    db_.transaction(work);
+  return lost;
+}
+
+Job JobRepository::fail(const FailRequest& r) {
+  if (r.retry_in) check_storable(db_.dialect(), std::nullopt, *r.retry_in, "the retry's run_at");
+  std::optional<Job> job;
+  db_.transaction([&] {
+    long long id = r.id;
+    std::string token = r.token, error = r.error;
+    if (r.permanent) {
+      job = write_job(db_, db_.sql().finish.fail_final, id, token,
+                      [&](soci::statement& st) { st.exchange(use(error, "error")); });
+    } else {
+      long long base_ms = r.retry_in ? r.retry_in->ms() : r.backoff.base.ms();
+      long long cap_ms = r.retry_in ? r.retry_in->ms() : r.backoff.cap.ms();
+      double jitter = r.retry_in ? 1.0 : 0.5 + 0.5 * random_unit();
+      job = write_job(db_, db_.sql().finish.fail_retry, id, token, [&](soci::statement& st) {
+        st.exchange(use(error, "error"));
+        st.exchange(use(base_ms, "base_ms"));
+        st.exchange(use(cap_ms, "cap_ms"));
+        st.exchange(use(jitter, "jitter"));
+      });
+    }
+    // A job that gave up may have moved to its queue's dead-letter queue in the same
+    // statement, by an AFTER trigger whose change SQLite's RETURNING does not show. The row
+    // is read again inside the write's transaction, before anyone else can change it: the
+    // report is the write's own, not the row as a later claim or retry left it.
+    if (job && job->status == Status::failed) {
+      auto now = fetch_jobs(db_.session(), db_.sql().job_by_id,
+                            [&](soci::statement& st) { st.exchange(use(id, "id")); });
+      if (!now.empty()) job = now.front();
+    }
+  });
+  if (!job) throw_lease_lost(r.id);
+  return *job;
+}
+
+Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease) {
+  check_storable(db_.dialect(), std::nullopt, lease, "the lease");
+  std::optional<Job> job;
+  db_.transaction([&] {
+    long long bound_id = id, lease_ms = lease.ms();
+    std::string tok = token;
+    job = write_job(db_, db_.sql().finish.extend, bound_id, tok,
+                    [&](soci::statement& st) { st.exchange(use(lease_ms, "lease_ms")); });
+  });
+  if (!job) throw_lease_lost(id, " (an expired lease cannot be extended)");
+  return *job;
+}
+
+Job JobRepository::release(std::int64_t id, const std::string& token) {
+  std::optional<Job> job;
+  db_.transaction([&] {
+    long long bound_id = id;
+    std::string tok = token;
+    job = write_job(db_, db_.sql().finish.release, bound_id, tok, [](soci::statement&) {});
+  });
+  if (!job) throw_lease_lost(id);
+  return *job;
+}
+
+}  // namespace queuectl

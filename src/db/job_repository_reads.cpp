@@ -1,0 +1,136 @@
+// JobRepository: reading jobs (find, get, list), per-queue stats, the database's clock.
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "core/errors.hpp"
+#include "db/job_repository.hpp"
+#include "db/row_reader.hpp"
+
+namespace queuectl {
+namespace {
+
+using soci::use;
+
+}  // namespace
+
+std::optional<Job> JobRepository::find(std::int64_t id) {
+  std::vector<Job> jobs;
+  db_.retrying([&] {
+    long long bound = id;
+    jobs = fetch_jobs(db_.session(), db_.sql().job_by_id,
+                      [&](soci::statement& st) { st.exchange(use(bound, "id")); });
+  });
+  if (jobs.empty()) return std::nullopt;
+  return jobs.front();
+}
+
+Job JobRepository::get(std::int64_t id) {
+  auto job = find(id);
+  if (!job) throw NotFound("job " + std::to_string(id) + " not found");
+  return *job;
+}
+
+std::vector<Job> JobRepository::list(const ListFilter& f) {
+  std::vector<Job> jobs;
+  db_.retrying([&] {
+    std::string queue = f.queue.value_or("");
+    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
+    int mask = 0;
+    for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
+    if (f.statuses.empty()) mask = 0x1f;
+    long long bound =
+        f.newest_first && f.after == 0 ? std::numeric_limits<long long>::max() : f.after;
+    int limit = f.limit;
+    const std::string& sql =
+        f.newest_first ? db_.sql().listing.list_jobs_newest : db_.sql().listing.list_jobs;
+    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
+      st.exchange(use(queue, queue_ind, "queue"));
+      st.exchange(use(mask, "status_mask"));
+      st.exchange(use(bound, f.newest_first ? "before" : "after"));
+      st.exchange(use(limit, "limit"));
+    });
+  });
+  return jobs;
+}
+
+std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& queues) {
+  std::map<std::string, QueueStats> by_queue;
+  auto entry = [&](const std::string& name) -> QueueStats& {
+    QueueStats& qs = by_queue[name];
+    qs.queue = name;
+    return qs;
+  };
+  // One snapshot: a job that moves from ready to done between two of the statements is
+  // counted once, not twice or not at all.
+  db_.snapshot([&] {
+    by_queue.clear();
+    auto& s = db_.session();
+    const Statements& q = db_.sql();
+    std::string name;
+    long long a = 0, b = 0;
+    double age = 0;
+    soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null;
+    soci::statement ready = (s.prepare << q.listing.stats_ready, soci::into(name),
+                             soci::into(a, a_ind), soci::into(b, b_ind), soci::into(age, age_ind));
+    for (bool got = ready.execute(true); got; got = ready.fetch()) {
+      QueueStats& qs = entry(name);
+      qs.ready = a_ind == soci::i_null ? 0 : a;
+      qs.scheduled = b_ind == soci::i_null ? 0 : b;
+      if (age_ind != soci::i_null) qs.oldest_ready_age_seconds = std::max(0.0, age);
+    }
+    long long c = 0;
+    soci::indicator c_ind = soci::i_null;
+    soci::statement processing = (s.prepare << q.listing.stats_processing, soci::into(name),
+                                  soci::into(a, a_ind), soci::into(b, b_ind), soci::into(c, c_ind));
+    for (bool got = processing.execute(true); got; got = processing.fetch()) {
+      QueueStats& qs = entry(name);
+      qs.processing = a;
+      qs.expired = b_ind == soci::i_null ? 0 : b;
+      qs.unleased = c_ind == soci::i_null ? 0 : c;
+    }
+    int status = 0;
+    soci::statement finished = (s.prepare << q.listing.stats_finished, soci::into(name),
+                                soci::into(status), soci::into(a));
+    for (bool got = finished.execute(true); got; got = finished.fetch()) {
+      QueueStats& qs = entry(name);
+      if (status == static_cast<int>(Status::done)) qs.done = a;
+      if (status == static_cast<int>(Status::failed)) qs.failed = a;
+      if (status == static_cast<int>(Status::canceled)) qs.canceled = a;
+    }
+    soci::statement paused = (s.prepare << q.listing.paused_queues, soci::into(name));
+    for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
+    std::string dead_letter;
+    int strict = 0, max = 0;
+    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
+    soci::statement policies =
+        (s.prepare << q.listing.queue_policies, soci::into(name), soci::into(strict),
+         soci::into(dead_letter, dl_ind), soci::into(max, max_ind));
+    for (bool got = policies.execute(true); got; got = policies.fetch()) {
+      QueueStats& qs = entry(name);
+      qs.strict_groups = strict != 0;
+      if (dl_ind == soci::i_ok) qs.dead_letter = dead_letter;
+      if (max_ind == soci::i_ok) qs.max_processing = max;
+    }
+  });
+  std::vector<QueueStats> out;
+  if (queues.empty()) {
+    for (auto& [name, qs] : by_queue) out.push_back(qs);
+  } else {
+    for (const auto& name : queues) {
+      auto it = by_queue.find(name);
+      QueueStats qs;
+      qs.queue = name;
+      out.push_back(it == by_queue.end() ? qs : it->second);
+    }
+  }
+  return out;
+}
+
+std::string JobRepository::now() {
+  std::string text;
+  db_.retrying([&] { db_.session() << db_.sql().now, soci::into(text); });
+  return text;
+}
+
+}  // namespace queuectl

@@ -1,0 +1,314 @@
+// Every SQL statement queuectl runs, grouped by what it is for, as one backend writes it
+// (src/db/dialects/<backend>*.cpp fill these in; Dialect::sql() hands them out).
+//
+// Every statement binds by name; the names a statement uses are listed beside it.
+// "{ids}" in a statement stands for a list of :id0, :id1, ... placeholders that the
+// repository expands for the number of ids it binds.
+//
+// What a backend does not have is not an empty string: where backends do one thing in
+// different shapes, the shapes are alternatives (ClaimStatements, a std::variant), and
+// what only some backends have is a std::optional. Both agree with the dialect's
+// capabilities (Dialect::update_returning(), session_locks(), ...), which
+// tests/unit/test_dialect_statements.cpp checks for every backend.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace queuectl {
+
+// A write guarded by a condition (the token still holds the lease, the status allows the
+// change) that reports what it changed from the write itself, never from a read before or
+// after, which would see other sessions' changes as its own. Where the dialect has
+// update_returning(), `write` returns the changed rows (UPDATE ... RETURNING: PostgreSQL,
+// SQLite) and `pick` is not used. Otherwise (MySQL, MariaDB) `pick` locks and returns the
+// ids of the rows the guard admits (SELECT ... FOR UPDATE, binding what `write` binds for
+// its guard), and `write` then changes exactly those, in the same transaction: the locks
+// keep every other session off them in between.
+struct GuardedWrite {
+  std::string write;
+  std::string pick;
+};
+
+// Many rows in one INSERT as VALUES rows: prefix, then one `row` per job joined by ", ",
+// then suffix. Every backend has it.
+struct InsertValuesRows {
+  std::string prefix;  // "INSERT INTO ... VALUES" before the rows
+  std::string row;     // one "(...)" row of insert_job, with {n} for the row index
+  std::string suffix;  // after the rows: skip duplicates
+};
+
+struct EnqueueStatements {
+  std::string insert_job;         // :queue :priority :run_at :delay_ms :max_attempts
+                                  // :payload :dedupe_key :group_key; skips duplicates
+  std::string last_insert_id;     // -> id of the row insert_job just wrote
+  std::string job_by_dedupe_key;  // :queue :dedupe_key
+  InsertValuesRows values_rows;
+  // Many rows as one array per column: :queues :priorities :run_ats :delays_ms
+  // :max_attempts :payloads :dedupe_keys :group_keys (array literals); skips duplicates.
+  // Where the dialect has arrays (PostgreSQL), used instead of values_rows.
+  std::optional<std::string> insert_arrays;
+};
+
+// Either way a claim takes up to :limit due ready jobs of an unpaused :queue, a grouped job
+// only as its group's head (no job of its group processing, no older one ready, no older
+// one failed in a strict queue), so a claim takes at most one job of a group, and a queue
+// never has more than max_processing jobs processing. Which shape a dialect has agrees with
+// Dialect::update_returning().
+//
+// A claim in one statement, UPDATE ... RETURNING (PostgreSQL, SQLite).
+struct ClaimReturning {
+  // :worker :token :lease_ms :queue :limit -> the claimed jobs' columns.
+  std::string claim;
+  // Whether the claim runs inside a transaction: SQLite takes its write lock up front with
+  // BEGIN IMMEDIATE; PostgreSQL's single statement is atomic in autocommit.
+  bool in_transaction = true;
+  // The claim's locking read alone, never run by the claim: (id, 1 when the job has a group
+  // key, the queue's max_processing or NULL) rows (:queue :limit), FOR UPDATE SKIP LOCKED.
+  // The contract tests hold a claim half way with it. Where the claim locks rows
+  // (PostgreSQL); SQLite's write lock serializes claims instead.
+  std::optional<std::string> locking_pick;
+};
+
+// A claim in one short transaction of several statements (MySQL, MariaDB). For a claim of
+// more than one job, `start` runs first (a claim of one binds ClaimStart's default): a plain
+// (non-locking) read of the first due ready job of :queue in claim order -> (priority,
+// run_at as "YYYY-MM-DD HH:MM:SS.ffffff" UTC, id), no row when there is none (nothing to
+// claim). `pick` then starts its scan there (:start_priority, :start_priority_eq,
+// :start_run_at, :start_run_at_eq, :start_id), past the index entries of jobs claimed
+// before, which its locking read would otherwise visit one by one (see mysql_jobs.cpp).
+// `pick` locks and returns (id, 1 when the job has a group key, the queue's max_processing
+// or NULL, the time now as "YYYY-MM-DD HH:MM:SS.ffffff" UTC, then the job columns) rows
+// (:queue :limit); when any is grouped, `recheck` ({ids}) returns those still their group's
+// head, read afresh after the locks were taken; when the queue has a limit, `limit_lock`
+// (:queue -> max_processing) locks its settings row and `limit_busy` (:queue -> count)
+// counts its processing jobs, and only the free slots are kept; `mark` marks them ({ids}
+// :worker :token :claimed_at :lease_ms), locked_at and updated_at being the pick's time,
+// and the jobs are what the pick read with those changes, not read again.
+struct ClaimPickThenMark {
+  std::string start;
+  std::string pick;
+  std::string recheck;
+  std::string limit_lock;
+  std::string limit_busy;
+  std::string mark;
+};
+
+using ClaimStatements = std::variant<ClaimReturning, ClaimPickThenMark>;
+
+// Writes by the holder of a lease, each guarded by :id :token.
+struct FinishStatements {
+  // An ack keeps the job's lock_token (every other write that ends a lease clears it): a
+  // done job then shows which claim finished it, and an ack repeated with that token is
+  // known for "already done by you" (exit 0), not a lost lease. The token grants nothing
+  // on a done job: every guarded write requires status = processing.
+  std::string ack;  // :result :id :token
+  // Acks without a result, many at once ({ids} :token) -> the ids it acked.
+  GuardedWrite ack_ids;
+  // The same with the ids as one array literal (:ids "{1,2,3}" :token) -> the ids it acked,
+  // where the dialect has arrays (PostgreSQL): one statement text whatever the count, one
+  // parameter instead of one per id, up to 5,000 ids a statement. Used instead of ack_ids.
+  std::optional<std::string> ack_id_array;
+  // The pick binds only :id :token -> the job's columns as the write left them.
+  GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
+  GuardedWrite fail_final;  // :error :id :token
+  GuardedWrite extend;      // :lease_ms :id :token (refuses an expired lease)
+  GuardedWrite release;     // :id :token
+};
+
+// `list` and `stats`.
+struct ListingStatements {
+  // Listing: :queue (NULL for all) :status_mask (bit per status) :after :limit.
+  std::string list_jobs;
+  // The same, newest first: id < :before (instead of :after), in descending id order.
+  std::string list_jobs_newest;
+
+  // Stats, grouped by queue.
+  std::string stats_ready;  // -> queue, ready_now, scheduled, oldest_ready_age_seconds
+  // -> queue, processing, expired (lock_until < now), unleased (lock_until NULL: a row set to
+  // processing by other code without a lease, which no reaper ever returns)
+  std::string stats_processing;
+  std::string stats_finished;  // -> queue, status, count
+  std::string paused_queues;   // -> queue
+  // Every queue with a policy that is not the default -> queue, strict_groups (0/1),
+  // dead_letter, max_processing (stats).
+  std::string queue_policies;
+};
+
+// queuectl top: read in one snapshot beside stats_ready and stats_processing, each
+// through an index that holds no done row, or only those done in the last minute.
+struct TopStatements {
+  std::string failed;  // -> queue, failed jobs; queues with none left out
+  // -> queue, jobs done (status 2) in the last 60 seconds (a queue with none may be left
+  // out, or come with 0)
+  std::string done_recently;
+  // Queues with a setting that is not the default -> queue, paused (0/1), strict (0/1), the
+  // concurrency limit (NULL: none).
+  std::string queue_settings;
+  // :limit -> locked_by (NULL: none named), leases, expired leases; most leases first.
+  std::string workers;
+  // :limit -> id, queue, attempts, seconds since it failed, the first 400 characters of
+  // last_error; newest first.
+  std::string failures;
+};
+
+// `leases` and the reaper.
+struct LeaseStatements {
+  // Leases: processing jobs, those without a lease (lock_until NULL) first, then soonest
+  // expiry first. Job columns then seconds_left (NULL without a lease). :queue and :worker
+  // are NULL for all; rows with a lease when :leased is 1 and lock_until < now + :within_ms
+  // (0 = expired only, huge = all); rows without one when :unleased is 1; in processing
+  // since (locked_at, else updated_at) at least :older_ms; :limit.
+  std::string list_leases;
+  // Every row list_leases matches (the same binds but :limit), per worker: -> locked_by
+  // (NULL for rows without one), leases, expired, without a lease, least seconds_left.
+  std::string lease_summary;
+
+  // Reaper, one batch in one transaction: reap_pick locks up to :batch expired ids
+  // (:queue NULL for all; SKIP LOCKED where the backend has it); reap_mark ({ids}
+  // :base_ms :cap_ms) re-checks status = 1 AND lock_until < now and moves each to ready
+  // with backoff (jittered per row, by the database), or failed when out of attempts, with
+  // last_error naming the worker.
+  std::string reap_pick;
+  std::string reap_mark;
+  // The same for processing rows without a lease (lock_until NULL, written by other code),
+  // in processing since (locked_at, else updated_at) more than :older_ms: the pick
+  // (:queue :older_ms :batch), and the mark ({ids} :base_ms :cap_ms :older_ms), which
+  // re-checks all of that in its own WHERE.
+  std::string reap_unleased_pick;
+  std::string reap_unleased_mark;
+  std::string reaped_by_ids;  // {ids} -> id, status, queue, locked_by (the former holder)
+};
+
+// Operating on jobs by id: retry, cancel, move, purge.
+struct AdminStatements {
+  std::string statuses_by_ids;  // {ids} -> id, status
+  // Each ({ids}) -> the ids it changed. retry_ids: failed/canceled -> ready, attempts
+  // reset. cancel_ids: ready/failed -> canceled; cancel_ids_force also processing.
+  GuardedWrite retry_ids;
+  GuardedWrite cancel_ids;
+  GuardedWrite cancel_ids_force;
+  // Dead letters (dead_from set, ready or failed) back to a queue: :to, or each job's
+  // dead_from when NULL; ready now, attempts from 0, dead_from cleared ({ids} :to).
+  GuardedWrite move_ids;
+  // Dead letters by primary key, a batch at a time: :queue (NULL all) :after :batch -> id.
+  std::string dead_letters_pick;
+  // Finished jobs by primary key, a batch at a time: :queue (NULL all) :status_mask
+  // :older_ms (finished_at < now - older) :after :batch -> id.
+  std::string finished_pick;
+  // How many finished jobs the same filter matches (:queue :status_mask :older_ms) -> n:
+  // the total of purge's progress line, counted only when that line is shown.
+  std::string finished_count;
+  // Deletes the picked ids ({ids} :queue :status_mask :older_ms), checking the filter again
+  // in the same statement: a job retried and finished again since the pick is kept.
+  std::string delete_ids;
+};
+
+// Queues: pausing, their settings, their names.
+struct QueueStatements {
+  std::string pause;   // :queue
+  std::string resume;  // :queue
+  // Strict groups (:queue :strict 0/1): inserts the queue's settings row when missing.
+  std::string set_strict_groups;
+  // Dead-letter queue (:queue :target, NULL for none) and concurrency limit (:queue :max,
+  // NULL for none): each inserts the queue's settings row when missing.
+  std::string set_dead_letter;
+  std::string set_max_processing;
+  // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1), dead_letter
+  // (NULL: none), max_processing (NULL: no limit); no row: defaults.
+  std::string settings;
+  // -> queue, dead_letter: every queue that names a dead-letter queue (to refuse a cycle).
+  std::string dead_letter_targets;
+  std::string names;  // -> queue, every queue with jobs or settings
+  // For completions: every queue with jobs or with a setting that is not the default
+  // (paused, strict, a dead-letter queue or a limit; a row left at the defaults by
+  // pause + resume does not count)
+  // -> queue, paused (0/1).
+  std::string named;
+};
+
+// Ordered groups.
+struct GroupStatements {
+  // Ordered groups of one queue (:queue :blocked_only 0/1 :limit): one row per group whose
+  // head is processing, waiting (ready, not yet due) or, in a strict queue, failed; or due
+  // (ready and claimable). -> group_key, head id, head status, attempts, age of the head in
+  // seconds (since it was enqueued), run_at (RFC 3339), jobs waiting behind the head,
+  // last_error of the head. Busiest first: processing, waiting, failed; then by head id.
+  std::string list;
+};
+
+// The statements of one kind of named lock (see NamedLocks).
+struct NamedLockStatements {
+  std::string acquire;
+  std::string refresh;
+  std::string check;
+  std::string release;
+  std::string shown_key;
+};
+
+// Named locks, under the key Dialect::lock_key gives, which is what an application's own
+// SQL uses for the same lock (README: "Sharing the table with your own SQL"), in one of
+// two kinds (Database::named_lock_kind chooses):
+// - session, where the dialect has session_locks(): held by the session (advisory
+//   lock, GET_LOCK) until released or disconnected. acquire (:key) returns 1 when taken;
+//   check (:key) returns 1 while this session still holds it: the holder runs it every
+//   few seconds, which also keeps an idle connection alive. refresh is not used.
+// - row: a row in queuectl_locks that expires unless refresh (:key :token :ttl_ms)
+//   keeps it alive (its affected rows: 1 while ours). acquire (:key :token :ttl_ms)
+//   inserts it, or takes it over once expired; check (:key :token) then returns 1 when
+//   the row is ours. On every backend: the only kind SQLite has, the one Galera needs
+//   (GET_LOCK holds on one node only), and what QUEUECTL_NAMED_LOCKS=row forces.
+// release (:key, and :token for rows) gives it back. shown_key (:key) -> what the server
+// locks, as text (PostgreSQL: the bigint; MySQL: the name, checked by the server without
+// taking it; rows: the name), for `lock --print-key`.
+struct NamedLocks {
+  std::optional<NamedLockStatements> session;
+  NamedLockStatements row;
+};
+
+// Two `migrate` runs at once take turns, where the dialect has session_locks():
+// acquire (:key, :wait_s) waits for the database's named lock (at most :wait_s seconds, or
+// the session's lock wait) and returns 1 once held; release (:key) gives it back. (On
+// SQLite each migration's BEGIN IMMEDIATE already serializes them and is_applied, read
+// inside it, skips one applied meanwhile.)
+struct MigrateLock {
+  std::string acquire;
+  std::string release;
+};
+
+struct MigrationStatements {
+  std::string create_table;
+  std::string applied;     // -> version, name, applied_at
+  std::string record;      // :version :name
+  std::string is_applied;  // :version -> 1 when recorded (0 rows otherwise)
+  std::optional<MigrateLock> lock;
+  // The columns of a table (:name) -> column name, its type as the catalog names it (lower
+  // case), in table order. No rows: no such table.
+  std::string table_columns;
+};
+
+struct Statements {
+  // Selected columns of a job, in Job's order, each readable as text.
+  std::string job_columns;
+  std::string now;        // -> now as RFC 3339 text
+  std::string job_by_id;  // :id
+
+  EnqueueStatements enqueue;
+  ClaimStatements claim;
+  FinishStatements finish;
+  ListingStatements listing;
+  TopStatements top;
+  LeaseStatements leases;
+  AdminStatements admin;
+  QueueStatements queues;
+  GroupStatements groups;
+  NamedLocks locks;
+  // Wake-ups for idle workers, where the dialect has listen_notify() (PostgreSQL: LISTEN on
+  // the channel the 002_notify triggers NOTIFY, with the queue name as payload). Elsewhere
+  // workers only poll, and it is empty.
+  std::string listen;
+  MigrationStatements migrations;
+};
+
+}  // namespace queuectl
