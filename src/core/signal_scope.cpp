@@ -72,8 +72,7 @@ SignalScope::SignalScope(std::vector<int> signals, std::vector<int> ignore, bool
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   old_.resize(signals_.size());
-  for (std::size_t i = 0; i < signals_.size(); ++i)
-    sigaction(signals_[i], &sa, &old_[i]);
+  for (std::size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &sa, &old_[i]);
   struct sigaction ignored {};
   ignored.sa_handler = SIG_IGN;
   sigemptyset(&ignored.sa_mask);
@@ -85,10 +84,8 @@ SignalScope::SignalScope(std::vector<int> signals, std::vector<int> ignore, bool
 SignalScope::~SignalScope() {
   g_group = 0;
   if (blocked_) pthread_sigmask(SIG_SETMASK, &mask_, nullptr);
-  for (std::size_t i = 0; i < signals_.size(); ++i)
-    sigaction(signals_[i], &old_[i], nullptr);
-  for (std::size_t i = 0; i < ignore_.size(); ++i)
-    sigaction(ignore_[i], &old_ignored_[i], nullptr);
+  for (std::size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &old_[i], nullptr);
+  for (std::size_t i = 0; i < ignore_.size(); ++i) sigaction(ignore_[i], &old_ignored_[i], nullptr);
   g_wake_fd = -1;
   close(pipe_[0]);
   close(pipe_[1]);

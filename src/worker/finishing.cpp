@@ -106,10 +106,10 @@ void Worker::give_back(const Job& job, const std::string& why) {
   const std::string token = job.lock_token.value_or("");
   const std::string head = "job " + std::to_string(job.id);
   writes_.push({job.id, head, "released", [this, job, token, head, why] {
-    repo().release(job.id, token);
-    ++summary_.released;
-    log_(head + ": released, " + why);
-  }});
+                  repo().release(job.id, token);
+                  ++summary_.released;
+                  log_(head + ": released, " + why);
+                }});
 }
 
 void Worker::lease_ended(std::int64_t id, Heartbeat::Lapse lapse, Clock::time_point now) {

@@ -31,7 +31,8 @@ bool ClaimPacing::wants(const Held& h) const {
 int ClaimPacing::claim_size(const Held& h) const {
   const int room = l_.concurrency + prefetch() - h.total();
   int size = l_.batch > 0 ? std::min(l_.batch, room) : room;
-  if (l_.max_jobs > 0) size = static_cast<int>(std::min<std::int64_t>(size, l_.max_jobs - h.claimed));
+  if (l_.max_jobs > 0)
+    size = static_cast<int>(std::min<std::int64_t>(size, l_.max_jobs - h.claimed));
   return size;
 }
 
@@ -41,7 +42,8 @@ void ClaimPacing::woken(Clock::time_point now) {
 }
 
 void ClaimPacing::grow_idle() {
-  idle_ = Duration(std::min(l_.idle_max.chrono(), std::max(l_.idle_min.chrono(), idle_.chrono() * 2)));
+  idle_ =
+      Duration(std::min(l_.idle_max.chrono(), std::max(l_.idle_min.chrono(), idle_.chrono() * 2)));
 }
 
 void ClaimPacing::pause(Clock::time_point now, double jitter) {

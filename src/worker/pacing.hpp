@@ -17,8 +17,8 @@ class ClaimPacing {
 
   struct Limits {
     int concurrency = 1;
-    int batch = 0;               // jobs per claim at most; 0 = as many as there is room for
-    std::int64_t max_jobs = 0;   // jobs to claim in all; 0 = no limit
+    int batch = 0;              // jobs per claim at most; 0 = as many as there is room for
+    std::int64_t max_jobs = 0;  // jobs to claim in all; 0 = no limit
     Duration idle_min = Duration(std::chrono::milliseconds(100));
     Duration idle_max = Duration::seconds(5);
   };

@@ -338,7 +338,8 @@ std::chrono::milliseconds Worker::sleep_for(Clock::time_point now) const {
 }
 
 WorkerSummary Worker::run() {
-  heartbeat_ = std::make_unique<Heartbeat>(url_, o_.lease, [this] { signals_.wake(); }, log_);
+  heartbeat_ = std::make_unique<Heartbeat>(
+      url_, o_.lease, [this] { signals_.wake(); }, log_);
   // A queue with a concurrency limit gets no jobs claimed ahead: known before the first claim.
   try {
     pacing_.set_limited(AdminRepository(*db_).settings(o_.queue).max_processing.has_value());

@@ -54,8 +54,8 @@ TEST_CASE("worker::pacing: a claim is worth it for half the slots, or an idle sl
   ClaimPacing p = pacing(8);  // no prefetch yet: room = 8 - held
   CHECK(p.wants(held(0, 0)));
   CHECK(p.claim_size(held(0, 0)) == 8);
-  CHECK(p.wants(held(4, 0)));   // room 4 = half the slots
-  CHECK(p.wants(held(5, 0)));   // room 3 < 4, but a slot is idle and nothing waits
+  CHECK(p.wants(held(4, 0)));        // room 4 = half the slots
+  CHECK(p.wants(held(5, 0)));        // room 3 < 4, but a slot is idle and nothing waits
   CHECK_FALSE(p.wants(held(5, 1)));  // a job already waits for the idle slot
   CHECK_FALSE(p.wants(held(8, 0)));
   CHECK_FALSE(p.has_room(held(8, 0)));

@@ -18,7 +18,8 @@ void outer_handler(int sig) {
 }  // namespace
 
 TEST_CASE("core::SignalScope counts stop signals, wakes its pipe, and puts handlers back") {
-  struct sigaction outer {}, before {};
+  struct sigaction outer {
+  }, before{};
   outer.sa_handler = outer_handler;
   sigemptyset(&outer.sa_mask);
   sigaction(SIGUSR1, &outer, &before);
@@ -56,7 +57,7 @@ TEST_CASE("core::SignalScope::forwarding holds a signal until the group is known
     setpgid(0, 0);
     for (;;) pause();
   }
-  setpgid(child, child);  // the child's own group, whichever of the two calls runs first
+  setpgid(child, child);    // the child's own group, whichever of the two calls runs first
   scope.forward_to(child);  // the pending signal arrives now, and goes on to the child
   CHECK(scope.take() == std::vector<int>{SIGUSR2});
   int status = 0;
