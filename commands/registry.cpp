@@ -13,6 +13,7 @@ struct CommandEntry {
 const CommandEntry kCommands[] = {
     {"Schema", setup_migrate},
     {"Producing", setup_enqueue},
+    {"Producing", setup_cron},
     {"Consuming", setup_claim},
     {"Consuming", setup_ack},
     {"Consuming", setup_fail},

@@ -12,6 +12,7 @@ namespace queuectl {
 void setup_migrate(CLI::App& app, Context& ctx);
 // Producing
 void setup_enqueue(CLI::App& app, Context& ctx);
+void setup_cron(CLI::App& app, Context& ctx);
 // Consuming
 void setup_claim(CLI::App& app, Context& ctx);
 void setup_ack(CLI::App& app, Context& ctx);

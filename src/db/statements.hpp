@@ -215,8 +215,10 @@ struct QueueStatements {
   // NULL for none): each inserts the queue's settings row when missing.
   std::string set_dead_letter;
   std::string set_max_processing;
+  // Retention of finished jobs (:queue :retain_ms, NULL keeps them); inserts the row too.
+  std::string set_retain;
   // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1), dead_letter
-  // (NULL: none), max_processing (NULL: no limit); no row: defaults.
+  // (NULL: none), max_processing (NULL: no limit), retain_ms (NULL: keep); no row: defaults.
   std::string settings;
   // -> queue, dead_letter: every queue that names a dead-letter queue (to refuse a cycle).
   std::string dead_letter_targets;
@@ -236,6 +238,45 @@ struct GroupStatements {
   // seconds (since it was enqueued), run_at (RFC 3339), jobs waiting behind the head,
   // last_error of the head. Busiest first: processing, waiting, failed; then by head id.
   std::string list;
+};
+
+// Recurring schedules (`cron`): queuectl_schedules and queuectl_schedule_fires. Times of a
+// schedule are whole seconds since 1970-01-01 UTC, from the database clock.
+//
+// A schedule's columns, in this order (ScheduleRepository reads each as text): name, queue,
+// payload, priority, max_attempts, group_key, schedule, time_zone, misfire, misfire_limit,
+// misfire_after, overlap, paused (0/1), next_fire, last_fire, last_job_id, fired, missed,
+// skipped, seq.
+struct ScheduleStatements {
+  std::string now;        // -> the database's now, whole seconds
+  std::string get;        // :name -> the columns
+  std::string lock;       // :name -> the columns, the row locked for this transaction
+  std::string list;       // -> the columns, then the status of the last job (NULL: none)
+  std::string names;      // -> name, in order
+  // :name :queue :payload :priority :max_attempts :group_key :schedule :time_zone :misfire
+  // :misfire_limit :misfire_after :overlap :next_fire
+  std::string insert;
+  std::string redefine;   // the same binds: replaces the definition, keeps state and counts
+  std::string remove;     // :name
+  std::string remove_fires;  // :name
+  std::string set_paused;    // :name :paused (0/1) :next_fire
+  // Firing. any_due (:queue NULL for all) -> a row when a schedule is due now, read without
+  // a lock. due_pick (:queue :now :batch) -> the columns of due unpaused schedules, soonest
+  // first, locked (SKIP LOCKED where rows lock; SQLite's write lock otherwise).
+  std::string any_due;
+  std::string due_pick;
+  std::string job_status;  // :id -> status (no row: no such job)
+  // The compare-and-swap that makes a tick one job: :next_fire :last_fire :last_job_id (both
+  // NULL: unchanged) :fired :missed :skipped :fires (added to the counters and seq) :name
+  // :old_next; changes the row only while next_fire = :old_next and it is not paused.
+  std::string advance;
+  // A fire by hand (cron trigger): :name :last_job_id; seq grows by one.
+  std::string triggered;
+  std::string record_fire;   // :name :seq :tick (NULL by hand) :job_id :missed
+  std::string prune_fires;   // :name :below (deletes seq <= :below)
+  // :name :limit -> seq, tick, job_id, missed, the job's status (NULL: gone), fired_at
+  // (RFC 3339); newest first.
+  std::string recent_fires;
 };
 
 // The statements of one kind of named lock (see NamedLocks).
@@ -303,6 +344,7 @@ struct Statements {
   AdminStatements admin;
   QueueStatements queues;
   GroupStatements groups;
+  ScheduleStatements schedules;
   NamedLocks locks;
   // Wake-ups for idle workers, where the dialect has listen_notify() (PostgreSQL: LISTEN on
   // the channel the 002_notify triggers NOTIFY, with the queue name as payload). Elsewhere

@@ -69,6 +69,7 @@ FinishStatements make_finish();
 ListingStatements make_listing(const std::string& cols);
 TopStatements make_top();
 GroupStatements make_groups();
+ScheduleStatements make_schedules();
 LeaseStatements make_leases(const std::string& cols);
 AdminStatements make_admin();
 QueueStatements make_queues();

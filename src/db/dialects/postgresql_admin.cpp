@@ -170,9 +170,13 @@ QueueStatements make_queues() {
     INSERT INTO queuectl_queues (queue, max_processing)
     VALUES (CAST(:queue AS text), CAST(:max AS integer))
     ON CONFLICT (queue) DO UPDATE SET max_processing = excluded.max_processing)";
+  s.set_retain = R"(
+    INSERT INTO queuectl_queues (queue, retain_ms)
+    VALUES (CAST(:queue AS text), CAST(:retain_ms AS bigint))
+    ON CONFLICT (queue) DO UPDATE SET retain_ms = excluded.retain_ms)";
   s.settings = R"(
     SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, CASE WHEN strict_groups THEN 1 ELSE 0 END,
-           dead_letter, max_processing
+           dead_letter, max_processing, retain_ms
       FROM queuectl_queues WHERE queue = CAST(:queue AS text))";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
@@ -192,7 +196,7 @@ QueueStatements make_queues() {
       UNION
       SELECT queue FROM queuectl_queues
        WHERE paused_at IS NOT NULL OR strict_groups OR dead_letter IS NOT NULL
-          OR max_processing IS NOT NULL)
+          OR max_processing IS NOT NULL OR retain_ms IS NOT NULL)
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
       FROM named n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue

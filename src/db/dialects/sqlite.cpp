@@ -29,6 +29,7 @@ Statements make_statements() {
   s.admin = make_admin();
   s.queues = make_queues();
   s.groups = make_groups();
+  s.schedules = make_schedules();
   s.locks = make_locks();
   s.migrations = make_migrations();
   return s;

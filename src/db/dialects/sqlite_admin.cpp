@@ -150,9 +150,12 @@ QueueStatements make_queues() {
   s.set_max_processing = R"(
     INSERT INTO queuectl_queues (queue, max_processing) VALUES (:queue, :max)
     ON CONFLICT (queue) DO UPDATE SET max_processing = excluded.max_processing)";
+  s.set_retain = R"(
+    INSERT INTO queuectl_queues (queue, retain_ms) VALUES (:queue, :retain_ms)
+    ON CONFLICT (queue) DO UPDATE SET retain_ms = excluded.retain_ms)";
   s.settings = R"(
     SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups, dead_letter,
-           max_processing
+           max_processing, retain_ms
       FROM queuectl_queues WHERE queue = :queue)";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
@@ -167,7 +170,7 @@ QueueStatements make_queues() {
             UNION
             SELECT queue FROM queuectl_queues
              WHERE paused_at IS NOT NULL OR strict_groups = 1 OR dead_letter IS NOT NULL
-                OR max_processing IS NOT NULL) n
+                OR max_processing IS NOT NULL OR retain_ms IS NOT NULL) n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue
      ORDER BY 1)";
   return s;
