@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "core/display_text.hpp"
 #include "core/job_fields.hpp"
+#include "db/schedule_repository.hpp"
 #include "db/admin_repository.hpp"
 #include "db/migrations.hpp"
 
@@ -49,17 +50,21 @@ enum class Which { all, paused, unpaused };
 // Queue names to offer: those with jobs or with a setting that is not the default; only
 // the paused ones for `resume`, only the others for `pause`. Never creates an SQLite file
 // (Database refuses a missing one), never waits much more than kDeadlineMs.
+// Runs `read` on a read-only connection bounded by the deadline.
+template <typename Read>
+void with_completion_db(Context& ctx, Read read) {
+  Deadline deadline(kDeadlineMs);
+  Database db(ctx.url().with_connect_timeout(1), CreateFile::no, Access::read);
+  db.max_attempts = 1;
+  db.dialect().set_lock_wait(db.session(), std::chrono::milliseconds(500));
+  Migrator(db).require_current();
+  read(db);
+}
+
 std::vector<std::string> queue_candidates(Context& ctx, Which which) {
   std::vector<std::string> out;
   std::vector<std::pair<std::string, bool>> named;
-  {
-    Deadline deadline(kDeadlineMs);
-    Database db(ctx.url().with_connect_timeout(1), CreateFile::no, Access::read);
-    db.max_attempts = 1;
-    db.dialect().set_lock_wait(db.session(), std::chrono::milliseconds(500));
-    Migrator(db).require_current();
-    named = AdminRepository(db).named_queues();
-  }
+  with_completion_db(ctx, [&](Database& db) { named = AdminRepository(db).named_queues(); });
   for (const auto& [queue, paused] : named)
     if (which == Which::all || paused == (which == Which::paused)) out.push_back(queue);
   return out;
@@ -72,10 +77,10 @@ void setup_complete(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("__complete", "Completion helper");
   sub->group("");  // hidden from --help
   sub->add_option("WHAT", *what,
-                  "queues, paused-queues, unpaused-queues, statuses, commands or fields")
+                  "queues, paused-queues, unpaused-queues, schedules, statuses, commands or fields")
       ->required()
-      ->check(CLI::IsMember(
-          {"queues", "paused-queues", "unpaused-queues", "statuses", "commands", "fields"}));
+      ->check(CLI::IsMember({"queues", "paused-queues", "unpaused-queues", "schedules", "statuses",
+                             "commands", "fields"}));
   sub->callback([&ctx, what, &app] {
     // The candidates, one a line.
     std::string text;
@@ -88,6 +93,14 @@ void setup_complete(CLI::App& app, Context& ctx) {
     } else if (*what == "commands") {
       for (const auto* c : app.get_subcommands({}))
         if (!c->get_group().empty()) text += c->get_name() + "\n";
+    } else if (*what == "schedules") {
+      try {
+        with_completion_db(ctx, [&](Database& db) {
+          for (const auto& name : ScheduleRepository(db).names()) text += visible_text(name) + "\n";
+        });
+      } catch (...) {
+        text.clear();
+      }
     } else {
       const Which which = *what == "paused-queues"     ? Which::paused
                           : *what == "unpaused-queues" ? Which::unpaused

@@ -41,6 +41,9 @@ ScheduleDefinition definition(const AddOptions& o, std::size_t max_payload) {
   validate_schedule_name(o.name);
   d.name = o.name;
   d.schedule = CronSchedule::parse(o.schedule).text();
+  if (d.schedule.size() > 200)
+    throw UsageError("the schedule is " + std::to_string(d.schedule.size()) +
+                     " characters; at most 200");
   validate_queue_name(o.queue);
   d.queue = o.queue;
   d.payload = validate_json(o.payload == "-" ? read_input("-") : o.payload, "payload", max_payload);
@@ -70,7 +73,8 @@ ScheduleDefinition definition(const AddOptions& o, std::size_t max_payload) {
 ScheduleDefinition definition_from_line(const std::string& line, std::size_t max_payload) {
   AddOptions o;
   bool has_name = false, has_schedule = false, has_queue = false;
-  for (const auto& [key, v] : parse_line_object(line).items()) {
+  const LineObject object = parse_line_object(line);
+  for (const auto& [key, v] : object.items()) {
     auto text = [&, &key = key, &v = v]() -> std::string {
       if (!v.is_string()) throw UsageError("\"" + key + "\" must be a string");
       return v.get<std::string>();
@@ -213,6 +217,7 @@ void setup_cron(CLI::App& app, Context& ctx) {
     auto name = std::make_shared<std::string>();
     auto* sub = cron->add_subcommand("remove", "Remove a schedule and its history (its jobs stay)");
     sub->add_option("NAME", *name, "Schedule name")->required();
+    sub->footer("Exit 4 when there is no such schedule.\nExample:\n  queuectl cron remove nightly");
     sub->callback([&ctx, name] {
       validate_schedule_name(*name);
       if (!ScheduleRepository(ctx.migrated_db()).remove(*name))
@@ -230,6 +235,9 @@ void setup_cron(CLI::App& app, Context& ctx) {
         pause ? "Stop a schedule firing (its ticks meanwhile are not run later)"
               : "Let a paused schedule fire again, from its next tick after now");
     sub->add_option("NAME", *name, "Schedule name")->required();
+    sub->footer(pause ? "Ticks while paused are neither fired nor counted missed.\nExample:\n"
+                        "  queuectl cron pause nightly"
+                      : "The next tick is the first after now.\nExample:\n  queuectl cron resume nightly");
     sub->callback([&ctx, name, pause] {
       validate_schedule_name(*name);
       const bool changed = ScheduleRepository(ctx.migrated_db()).set_paused(*name, pause);
@@ -294,6 +302,9 @@ void setup_cron(CLI::App& app, Context& ctx) {
     auto name = std::make_shared<std::string>();
     auto* sub = cron->add_subcommand("trigger", "Fire a schedule now, once (its ticks go on as before)");
     sub->add_option("NAME", *name, "Schedule name")->required();
+    sub->footer(
+        "One job now, whatever the schedule, its pause or --overlap say; shown by cron show\n"
+        "as a fire by hand.\nExample:\n  queuectl cron trigger nightly");
     sub->callback([&ctx, name] {
       validate_schedule_name(*name);
       const FireEvent e = ScheduleRepository(ctx.migrated_db()).trigger(*name);
@@ -347,7 +358,13 @@ void setup_cron(CLI::App& app, Context& ctx) {
       }
       validate_positive(*batch, "--batch");
       if (*batch > 1000) throw UsageError("--batch must be at most 1000");
-      ctx.print(tick_view(ScheduleRepository(ctx.migrated_db()).tick(q, *batch)));
+      const TickResult r = ScheduleRepository(ctx.migrated_db()).tick(q, *batch);
+      ctx.print(tick_view(r));
+      if (!r.errors.empty())
+        throw Error(r.errors.front() +
+                    (r.errors.size() > 1 ? " (and " + std::to_string(r.errors.size() - 1) +
+                                               " more; see queuectl cron list)"
+                                         : ""));
     });
   }
 }

@@ -16,6 +16,7 @@ struct QueueOptions {
   std::string strict_groups;
   std::string dead_letter;
   std::string max_processing;
+  std::string retain;
 };
 
 // --max-processing: a whole number from 0 (no limit) to 1,000,000.
@@ -41,7 +42,8 @@ nlohmann::ordered_json settings_json(const QueueSettings& s) {
       {"paused", s.paused},
       {"strict_groups", s.strict_groups},
       {"dead_letter", s.dead_letter ? nlohmann::ordered_json(*s.dead_letter) : nullptr},
-      {"max_processing", s.max_processing ? nlohmann::ordered_json(*s.max_processing) : nullptr}};
+      {"max_processing", s.max_processing ? nlohmann::ordered_json(*s.max_processing) : nullptr},
+      {"retain", s.retain ? nlohmann::ordered_json(s.retain->str()) : nullptr}};
 }
 
 Output run_queue(Context& ctx, const QueueOptions& o) {
@@ -62,8 +64,17 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   std::optional<int> limit;
   if (set_limit) limit = parse_limit(o.max_processing);
 
+  bool set_retain = !o.retain.empty();
+  std::optional<Duration> retain;
+  if (set_retain && o.retain != "none") {
+    retain = Duration::parse(o.retain, "--retain");
+    if (retain->ms() < 1000)
+      throw UsageError("--retain must be at least 1s (none keeps finished jobs), not '" +
+                       o.retain.substr(0, 32) + "'");
+  }
+
   // Only showing the settings is a read: it may run on a standby.
-  if (!strict && !set_dead_letter && !set_limit) ctx.access = Access::read;
+  if (!strict && !set_dead_letter && !set_limit && !set_retain) ctx.access = Access::read;
   AdminRepository admin(ctx.migrated_db());
   std::vector<std::string> changed;
   if (set_dead_letter) {
@@ -73,6 +84,10 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   if (set_limit) {
     admin.set_max_processing(o.queue, limit);
     changed.push_back("max processing " + (limit ? std::to_string(*limit) : "none (no limit)"));
+  }
+  if (set_retain) {
+    admin.set_retain(o.queue, retain);
+    changed.push_back("retain finished jobs " + (retain ? retain->str() : "forever (none)"));
   }
   if (strict) {
     admin.set_strict_groups(o.queue, *strict);
@@ -108,9 +123,14 @@ void setup_queue(CLI::App& app, Context& ctx) {
                   "on: a failed job blocks the rest of its group until it is retried, "
                   "canceled or purged; off (default): the group moves on")
       ->check(CLI::IsMember({"on", "off"}));
+  sub->add_option("--retain", o->retain,
+                  "Workers of this queue delete its finished jobs (done, failed, canceled) "
+                  "older than DUR; none: keep them (the default)")
+      ->type_name("DUR|none");
   sub->footer(
       "Without an option, prints the settings: paused (see pause and resume), strict_groups,\n"
-      "dead_letter and max_processing. `stats` shows them for every queue; `groups QUEUE\n"
+      "dead_letter, max_processing and retain (every `work` of the queue deletes what is past\n"
+      "it, in batches). `stats` shows them for every queue; `groups QUEUE\n"
       "--blocked` lists the groups a failed head blocks; `move` sends dead letters back.\n"
       "A dead letter keeps its id, payload, group key and last error, starts again from 0\n"
       "attempts, gives up its dedupe key, and names its old queue in dead_from.\n"
@@ -118,7 +138,8 @@ void setup_queue(CLI::App& app, Context& ctx) {
       "  queuectl queue orders\n"
       "  queuectl queue orders --dead-letter orders-dead --max-processing 5\n"
       "  queuectl queue orders --max-processing 0        # no limit\n"
-      "  queuectl queue orders --strict-groups on");
+      "  queuectl queue orders --strict-groups on\n"
+      "  queuectl queue orders --retain 14d");
   sub->callback([&ctx, o] { ctx.print(run_queue(ctx, *o)); });
 }
 

@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/cron_views.hpp"
+#include "db/schedule_repository.hpp"
 #include "cli/views.hpp"
 #include "core/display_text.hpp"
 #include "db/job_repository.hpp"
@@ -101,7 +103,8 @@ void setup_stats(CLI::App& app, Context& ctx) {
       "with `queuectl reap --unleased --older-than DUR`.\n"
       "Also -o prometheus, for node_exporter's textfile collector: write a temporary file,\n"
       "then rename it, so that the collector never reads half a file. A queue named twice\n"
-      "is reported once.\n"
+      "is reported once. The prometheus view also has each schedule's next and last run,\n"
+      "fires, missed and skipped ticks, and whether it is late (queuectl_schedule_*).\n"
       "The table fits 80 columns: SCHED is scheduled, PROC processing, OLDEST the age of the\n"
       "oldest due ready job, FLAGS paused, strict, max=N (at most N processing at once)\n"
       "and dlq=QUEUE (dead-letter queue; see `queuectl queue`); -o wide has every count\n"
@@ -125,6 +128,15 @@ void setup_stats(CLI::App& app, Context& ctx) {
     auto stats = JobRepository(ctx.migrated_db()).stats(unique);
     Output out = stats_view(stats);
     out.prometheus = prometheus_text(stats);
+    // Only the prometheus view reads the schedules: the table and JSON stay as they were.
+    if (ctx.format() == Format::prometheus) {
+      ScheduleRepository schedules(ctx.migrated_db());
+      std::vector<Schedule> shown;
+      for (Schedule& s : schedules.list())
+        if (unique.empty() || std::find(unique.begin(), unique.end(), s.def.queue) != unique.end())
+          shown.push_back(std::move(s));
+      if (!shown.empty()) *out.prometheus += schedules_prometheus(shown, schedules.now());
+    }
     ctx.print(out);
   });
 }

@@ -19,6 +19,7 @@ struct WorkCliOptions {
   long long max_jobs = 0;  // 0: no limit (only when --max-jobs is not given)
   bool max_jobs_given = false;
   bool drain = false;
+  bool no_housekeeping = false;
 };
 
 void run_work(Context& ctx, const WorkCliOptions& c) {
@@ -51,6 +52,7 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   if (c.max_jobs_given) validate_positive(c.max_jobs, "--max-jobs");
   o.max_jobs = c.max_jobs;
   o.drain = c.drain;
+  o.housekeeping = !c.no_housekeeping;
   o.worker = c.worker.empty() ? default_worker_id() : c.worker;
   validate_worker(o.worker);
   // Fails early, with the usual message, when unmigrated; then the worker claims on this
@@ -107,6 +109,9 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("--grace", o->grace, "On SIGTERM/SIGINT, let running jobs finish this long (30s)")
       ->type_name("DUR");
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");
+  sub->add_flag("--no-housekeeping", o->no_housekeeping,
+                "Do not fire the queue's schedules, reap its expired leases or delete its "
+                "finished jobs past retention (cron tick, reap and purge then must)");
   sub->add_option("--poll-interval", o->poll_interval,
                   "Longest pause between claims when idle (default 5s)")
       ->type_name("DUR");
@@ -122,6 +127,11 @@ void setup_work(CLI::App& app, Context& ctx) {
       "summary at exit always (-o json: on stdout).\n"
       "When idle it polls with a short first pause growing to --poll-interval; on PostgreSQL\n"
       "it also listens (LISTEN/NOTIFY) and wakes as soon as a job is enqueued (-v shows it).\n"
+      "Housekeeping, unless --no-housekeeping: every second it fires the queue's due schedules\n"
+      "(queuectl cron); from 15s after it starts, every half --lease (1s to 15s), it returns\n"
+      "up to 500 of the queue's expired leases; every tenth of `queue QUEUE --retain DUR` (1s\n"
+      "to 1m) it deletes up to 1000 of its finished jobs past that retention. Any number of\n"
+      "workers may do this at once; a fleet of workers needs no system cron.\n"
       "Examples:\n"
       "  queuectl work emails -- ./send-email.sh\n"
       "  queuectl work outbox --concurrency 4 --timeout 2m -- ./publish.sh\n"

@@ -4,9 +4,10 @@
 # or ~/.local/share/bash-completion/completions/queuectl (per user), or source it
 # from ~/.bashrc. Needs nothing from the bash-completion package.
 #
-# Queue names come from the database through `queuectl __complete queues`, which
-# honours --db / --db-password-file typed on the line and $QUEUECTL_DB otherwise,
-# and prints nothing on any error.
+# Queue names come from the database through `queuectl __complete queues` (schedule
+# names, for cron, through `queuectl __complete schedules`), which honours --db /
+# --db-password-file typed on the line and $QUEUECTL_DB otherwise, and prints
+# nothing on any error.
 
 # Words of the line up to the cursor, split the way the shell would split them
 # (whitespace outside quotes; quotes and backslashes removed). We reparse
@@ -56,12 +57,23 @@ _queuectl_split() {
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
-_queuectl_commands="migrate enqueue claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock"
+_queuectl_commands="migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock"
 
-# Options that take a value, for command $1 (global ones included).
+# The subcommands of cron, in the order of `queuectl cron --help`.
+_queuectl_cron_commands="add remove pause resume list show trigger apply tick"
+
+# Options that take a value, for command $1 (global ones included); $2 is the
+# subcommand of cron.
 _queuectl_valued() {
     local v="--db --db-password-file -o --output --field --max-payload"
     case $1 in
+        cron)
+            case ${2-} in
+                add) v+=" --tz --misfire --misfire-limit --misfire-after --overlap --priority --max-attempts --group-key" ;;
+                show) v+=" --next --fires" ;;
+                tick) v+=" --queue --batch" ;;
+            esac
+            ;;
         enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
         migrate) v+=" --lock-wait" ;;
         claim) v+=" --limit --lease --worker --wait" ;;
@@ -77,7 +89,7 @@ _queuectl_valued() {
         retry) v+=" --queue --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
-        queue) v+=" --dead-letter --max-processing --strict-groups" ;;
+        queue) v+=" --dead-letter --max-processing --strict-groups --retain" ;;
         reap) v+=" --batch --older-than" ;;
         lock) v+=" --wait -E --conflict-exit-code" ;;
         bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
@@ -85,11 +97,20 @@ _queuectl_valued() {
     printf '%s\n' "$v"
 }
 
-# Options of command $1 (or the global ones when $1 is empty).
+# Options of command $1 (or the global ones when $1 is empty); $2 is the
+# subcommand of cron.
 _queuectl_options() {
     local g="--db --db-password-file -o --output --field -q --quiet -v --verbose --max-payload --version -h --help"
     case $1 in
         "") printf '%s\n' "$g"; return ;;
+        cron)
+            case ${2-} in
+                add) printf '%s' "--tz --misfire --misfire-limit --misfire-after --overlap --priority --max-attempts --group-key" ;;
+                show) printf '%s' "--next --fires" ;;
+                apply) printf '%s' "--prune --dry-run" ;;
+                tick) printf '%s' "--queue --batch" ;;
+            esac
+            ;;
         migrate) printf '%s' "--status --print --lock-wait" ;;
         enqueue) printf '%s' "--priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
         claim) printf '%s' "--limit --lease --worker --wait" ;;
@@ -97,7 +118,7 @@ _queuectl_options() {
         fail) printf '%s' "--token --error --retry-in --permanent" ;;
         extend) printf '%s' "--token --lease" ;;
         release) printf '%s' "--token" ;;
-        work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --poll-interval" ;;
+        work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --no-housekeeping --poll-interval" ;;
         list) printf '%s' "--status --limit --after --newest-first --before" ;;
         leases) printf '%s' "--expired --unleased --expiring-within --older-than --worker --limit" ;;
         groups) printf '%s' "--blocked --limit" ;;
@@ -106,7 +127,7 @@ _queuectl_options() {
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         move) printf '%s' "--from --all --to --batch --dry-run" ;;
-        queue) printf '%s' "--dead-letter --max-processing --strict-groups" ;;
+        queue) printf '%s' "--dead-letter --max-processing --strict-groups --retain" ;;
         reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
         lock) printf '%s' "--wait --print-key -E --conflict-exit-code" ;;
         bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
@@ -127,7 +148,8 @@ _queuectl() {
     # Run the queuectl the user is completing when it is typed as a path.
     [[ $prog == */* && -x $prog ]] || prog=queuectl
 
-    local cmd="" npos=0 dashdash=0 npostdash=0 prev="" w i
+    # sub: the subcommand of cron; npos then counts the positionals after it.
+    local cmd="" sub="" npos=0 dashdash=0 npostdash=0 prev="" w i
     local -a dbargs=()
     local valued
     valued=" $(_queuectl_valued "") "
@@ -161,6 +183,9 @@ _queuectl() {
                 if [[ -z $cmd ]]; then
                     cmd=$w
                     valued=" $(_queuectl_valued "$cmd") "
+                elif [[ $cmd == cron && -z $sub ]]; then
+                    sub=$w
+                    valued=" $(_queuectl_valued "$cmd" "$sub") "
                 else
                     npos=$((npos + 1))
                 fi
@@ -207,6 +232,16 @@ _queuectl() {
             --strict-groups)
                 list="on off"
                 ;;
+            --misfire)
+                list="once skip all"
+                ;;
+            --overlap)
+                list="allow skip"
+                ;;
+            --retain)
+                # A duration, or none.
+                list="none"
+                ;;
             --queue | --to)
                 list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
                 ;;
@@ -249,7 +284,7 @@ _queuectl() {
             files=1
         fi
     elif [[ $cur == -* ]]; then
-        list=$(_queuectl_options "$cmd")
+        list=$(_queuectl_options "$cmd" "$sub")
         [[ -n $cmd && ($cmd == work || $cmd == lock) ]] && list+=" --"
     elif [[ -z $cmd ]]; then
         list="$_queuectl_commands help"
@@ -281,6 +316,27 @@ _queuectl() {
                 ;;
             lock)
                 ((npos >= 1)) && list="--"
+                ;;
+            cron)
+                case $sub in
+                    "")
+                        list=$_queuectl_cron_commands
+                        ;;
+                    add | remove | pause | resume | show | trigger)
+                        # NAME; add's third positional is its QUEUE.
+                        if ((npos == 0)); then
+                            list=$("$prog" "${dbargs[@]}" __complete schedules 2>/dev/null </dev/null)
+                        elif [[ $sub == add ]] && ((npos == 2)); then
+                            list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
+                        fi
+                        ;;
+                    apply)
+                        if ((npos == 0)); then
+                            files=1
+                            list="-"
+                        fi
+                        ;;
+                esac
                 ;;
         esac
     fi

@@ -4,14 +4,25 @@
 # /usr/share/fish/vendor_completions.d/queuectl.fish (system-wide; see
 # `pkg-config --variable completionsdir fish`, or /etc/fish/completions).
 #
-# Queue names come from the database through `queuectl __complete queues`, which
-# honours --db / --db-password-file typed on the line and $QUEUECTL_DB otherwise,
-# and prints nothing on any error.
+# Queue names come from the database through `queuectl __complete queues` (schedule
+# names, for cron, through `queuectl __complete schedules`), which honours --db /
+# --db-password-file typed on the line and $QUEUECTL_DB otherwise, and prints
+# nothing on any error.
 
-# Options that take a value, for command $argv[1] (global ones included).
+# Options that take a value, for command $argv[1] (global ones included);
+# $argv[2] is the subcommand of cron.
 function __queuectl_valued
     set -l v --db --db-password-file -o --output --field --max-payload
     switch "$argv[1]"
+        case cron
+            switch "$argv[2]"
+                case add
+                    set -a v --tz --misfire --misfire-limit --misfire-after --overlap --priority --max-attempts --group-key
+                case show
+                    set -a v --next --fires
+                case tick
+                    set -a v --queue --batch
+            end
         case migrate
             set -a v --lock-wait
         case enqueue
@@ -43,7 +54,7 @@ function __queuectl_valued
         case move
             set -a v --from --to --batch
         case queue
-            set -a v --dead-letter --max-processing --strict-groups
+            set -a v --dead-letter --max-processing --strict-groups --retain
         case reap
             set -a v --batch --older-than
         case lock
@@ -54,15 +65,17 @@ function __queuectl_valued
     printf '%s\n' $v
 end
 
-# Reads the tokens before the cursor and prints four lines: the subcommand (or
+# Reads the tokens before the cursor and prints five lines: the subcommand (or
 # an empty line), how many positionals follow it, 1 when a "--" came after it
-# (work/lock: the command to run follows), and how many words follow that "--".
+# (work/lock: the command to run follows), how many words follow that "--", and
+# the subcommand of cron (or an empty line; the positionals are then those after it).
 # Values of options (--db URL, --lease 5m) are skipped, unlike with
 # __fish_use_subcommand, so `queuectl --db URL cl<TAB>` still completes commands.
 function __queuectl_state
     set -l tokens (commandline -opc)
     set -e tokens[1]
     set -l cmd ''
+    set -l sub ''
     set -l npos 0
     set -l dashdash 0
     set -l npostdash 0
@@ -87,12 +100,15 @@ function __queuectl_state
                 if test -z "$cmd"
                     set cmd $t
                     set valued (__queuectl_valued $cmd)
+                else if test "$cmd" = cron -a -z "$sub"
+                    set sub $t
+                    set valued (__queuectl_valued $cmd $sub)
                 else
                     set npos (math $npos + 1)
                 end
         end
     end
-    printf '%s\n' "$cmd" $npos $dashdash $npostdash
+    printf '%s\n' "$cmd" $npos $dashdash $npostdash "$sub"
 end
 
 function __queuectl_needs_command
@@ -101,7 +117,7 @@ function __queuectl_needs_command
 end
 
 # True when the word under the cursor is a queue name: the first positional of
-# a command taking a queue (any positional for stats).
+# a command taking a queue (any positional for stats; the third of cron add).
 function __queuectl_wants_queue
     set -l s (__queuectl_state)
     test $s[3] -eq 0; or return 1
@@ -110,9 +126,34 @@ function __queuectl_wants_queue
             return 0
         case enqueue claim work list leases groups purge pause resume queue reap
             test $s[2] -eq 0
+        case cron
+            test "$s[5]" = add -a $s[2] -eq 2
         case '*'
             return 1
     end
+end
+
+# True for `queuectl cron SUB` with SUB one of $argv (conditions of the options
+# of cron's subcommands: __fish_seen_subcommand_from would take `cron list` for list).
+function __queuectl_cron_sub
+    set -l s (__queuectl_state)
+    test "$s[1]" = cron -a $s[3] -eq 0; and contains -- "$s[5]" $argv
+end
+
+# True when the word under the cursor is the subcommand of cron.
+function __queuectl_wants_cron_command
+    set -l s (__queuectl_state)
+    test "$s[1]" = cron -a -z "$s[5]" -a $s[3] -eq 0
+end
+
+# True when the word under the cursor is the NAME of a cron subcommand taking one.
+function __queuectl_wants_schedule
+    __queuectl_cron_sub add remove pause resume show trigger; and test (__queuectl_state)[2] -eq 0
+end
+
+# True when the word under the cursor is the FILE of cron apply.
+function __queuectl_wants_cron_file
+    __queuectl_cron_sub apply; and test (__queuectl_state)[2] -eq 0
 end
 
 # True when the word under the cursor is the COMMAND of `help COMMAND`.
@@ -139,8 +180,8 @@ function __queuectl_complete_command
     __fish_complete_subcommand --commandline $tokens[(math $i + 1)..-1] (commandline -ct)
 end
 
-# Queue names from the database, passing on --db / --db-password-file.
-function __queuectl_queues
+# `queuectl __complete $argv[1]`, passing on --db / --db-password-file.
+function __queuectl_lookup
     set -l tokens (commandline -opc)
     set -l prog $tokens[1]
     string match -q -- '*/*' $prog; and test -x $prog; or set prog queuectl
@@ -156,6 +197,12 @@ function __queuectl_queues
                 set -a dbargs $tokens[$i]
         end
     end
+    command $prog $dbargs __complete $argv[1] 2>/dev/null </dev/null
+end
+
+# Queue names from the database.
+function __queuectl_queues
+    set -l tokens (commandline -opc)
     # resume offers the paused queues, pause the others.
     set -l which queues
     switch (__queuectl_state)[1]
@@ -164,7 +211,7 @@ function __queuectl_queues
         case resume
             set which paused-queues
     end
-    set -l queues (command $prog $dbargs __complete $which 2>/dev/null </dev/null)
+    set -l queues (__queuectl_lookup $which)
     # `stats` takes several queues: do not offer those already named.
     if contains -- stats $tokens
         for q in $queues
@@ -231,6 +278,7 @@ complete -c queuectl -n __fish_use_subcommand -l version -d 'Print the version a
 set -l needs_command '__fish_use_subcommand; or __queuectl_needs_command'
 complete -c queuectl -n $needs_command -a migrate -d 'Create or upgrade the queue schema (idempotent)'
 complete -c queuectl -n $needs_command -a enqueue -d 'Add a job to a queue (or many with --from)'
+complete -c queuectl -n $needs_command -a cron -d 'Recurring schedules kept in the database, fired once per tick by any number of hosts'
 complete -c queuectl -n $needs_command -a claim -d 'Take due jobs from a queue, each with a lease'
 complete -c queuectl -n $needs_command -a ack -d 'Mark a claimed job done (needs its lock token)'
 complete -c queuectl -n $needs_command -a fail -d 'Record a failed attempt: retry after backoff or fail'
@@ -255,12 +303,25 @@ complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expi
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
 # help COMMAND (not in the list of queuectl --help)
 complete -c queuectl -n $needs_command -a help -d "Show the overview, or a command's help"
-complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock'
+complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock'
 
 # Queue names, "--" and the command run by work/lock.
 complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
 complete -c queuectl -n __queuectl_wants_dashdash -a -- -d 'Then the command to run'
 complete -c queuectl -n __queuectl_after_dashdash -a '(__queuectl_complete_command)'
+
+# cron: its subcommands, schedule names, the file of apply.
+complete -c queuectl -n __queuectl_wants_cron_command -a add -d 'Add a schedule, or replace the one of that name'
+complete -c queuectl -n __queuectl_wants_cron_command -a remove -d 'Remove a schedule and its history (its jobs stay)'
+complete -c queuectl -n __queuectl_wants_cron_command -a pause -d 'Stop a schedule firing (its ticks meanwhile are not run later)'
+complete -c queuectl -n __queuectl_wants_cron_command -a resume -d 'Let a paused schedule fire again, from its next tick after now'
+complete -c queuectl -n __queuectl_wants_cron_command -a list -d 'The schedules: next run in their zone and in UTC, last run and its job'
+complete -c queuectl -n __queuectl_wants_cron_command -a show -d 'One schedule: its next fire times and its recent fires with their jobs'
+complete -c queuectl -n __queuectl_wants_cron_command -a trigger -d 'Fire a schedule now, once (its ticks go on as before)'
+complete -c queuectl -n __queuectl_wants_cron_command -a apply -d 'Make a file of schedules the truth (for CI and configuration management)'
+complete -c queuectl -n __queuectl_wants_cron_command -a tick -d 'Fire what is due now, once, and exit (for a system cron or a CronJob)'
+complete -c queuectl -n __queuectl_wants_schedule -a '(__queuectl_lookup schedules)' -d Schedule
+complete -c queuectl -n __queuectl_wants_cron_file -F -a - -d 'Read stdin'
 
 # migrate
 complete -c queuectl -n '__fish_seen_subcommand_from migrate' -l status -d 'List the migrations and whether each is applied'
@@ -302,13 +363,14 @@ complete -c queuectl -n '__fish_seen_subcommand_from work' -l max-jobs -x -d 'Ex
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l drain -d 'Exit 0 once nothing is due'
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l grace -x -d 'On SIGTERM/SIGINT, let running jobs finish this long'
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l worker -x -d 'Worker identity (default host:pid)'
+complete -c queuectl -n '__fish_seen_subcommand_from work' -l no-housekeeping -d "Do not fire the queue's schedules, reap its expired leases or delete its finished jobs past retention"
 complete -c queuectl -n '__fish_seen_subcommand_from work' -l poll-interval -x -d 'Longest pause between claims when idle (default 5s)'
-# list
-complete -c queuectl -n '__fish_seen_subcommand_from list' -l status -x -a '(__queuectl_statuses)' -d 'Only these statuses'
-complete -c queuectl -n '__fish_seen_subcommand_from list' -l limit -x -d 'Jobs per page (default 100)'
-complete -c queuectl -n '__fish_seen_subcommand_from list' -l after -x -d 'Start after this job id (keyset paging)'
-complete -c queuectl -n '__fish_seen_subcommand_from list' -l newest-first -d 'Newest job first (highest id)'
-complete -c queuectl -n '__fish_seen_subcommand_from list' -l before -x -d 'With --newest-first: start before this job id'
+# list (not cron list)
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l status -x -a '(__queuectl_statuses)' -d 'Only these statuses'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l limit -x -d 'Jobs per page (default 100)'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l after -x -d 'Start after this job id (keyset paging)'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l newest-first -d 'Newest job first (highest id)'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l before -x -d 'With --newest-first: start before this job id'
 # leases
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expired -d 'Only leases that have already expired'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l unleased -d 'Only processing jobs without a lease (lock_until NULL)'
@@ -343,6 +405,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from purge' -l dry-run -d 'Count
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l dead-letter -x -a 'none (__queuectl_queues)' -d 'Where a job that gives up goes (none: stay failed here)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l max-processing -x -d 'At most N jobs processing at once (0: no limit)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l strict-groups -x -a 'on off' -d 'A failed job blocks the rest of its group (on) or not (off, default)'
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l retain -x -a none -d 'Workers delete its finished jobs older than DUR (none: keep them, the default)'
 # reap
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l dry-run -d 'Show what would happen; change nothing'
@@ -360,3 +423,18 @@ complete -c queuectl -n '__fish_seen_subcommand_from bench' -l jobs -x -d 'Jobs 
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l batch -x -d 'Jobs per claim (1)'
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l work -x -d 'Simulated work per job, a sleep (20ms; 0 for none)'
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l duration -x -d 'Longest run per strategy (60s)'
+# cron add, show, apply, tick
+complete -c queuectl -n '__queuectl_cron_sub add' -l tz -x -d 'IANA time zone of the schedule (default UTC)'
+complete -c queuectl -n '__queuectl_cron_sub add' -l misfire -x -a 'once skip all' -d 'Ticks missed while nothing fired: once (default), skip or all'
+complete -c queuectl -n '__queuectl_cron_sub add' -l misfire-limit -x -d 'With --misfire all: at most N missed ticks run, the latest (default 100)'
+complete -c queuectl -n '__queuectl_cron_sub add' -l misfire-after -x -d 'A tick later than this counts as missed (default 60s)'
+complete -c queuectl -n '__queuectl_cron_sub add' -l overlap -x -a 'allow skip' -d 'Allow (default), or skip: no new job while the last one is ready or processing'
+complete -c queuectl -n '__queuectl_cron_sub add' -l priority -x -d 'Priority of each job (default 0)'
+complete -c queuectl -n '__queuectl_cron_sub add' -l max-attempts -x -d 'Attempts of each job (default 25)'
+complete -c queuectl -n '__queuectl_cron_sub add' -l group-key -x -d 'Ordered group of each job'
+complete -c queuectl -n '__queuectl_cron_sub show' -l next -x -d 'How many coming fire times to show (default 5)'
+complete -c queuectl -n '__queuectl_cron_sub show' -l fires -x -d 'How many recent fires to show (default 10, at most 100 are kept)'
+complete -c queuectl -n '__queuectl_cron_sub apply' -l prune -d 'Also remove the schedules the file does not name'
+complete -c queuectl -n '__queuectl_cron_sub apply' -l dry-run -d 'Print what would change; write nothing'
+complete -c queuectl -n '__queuectl_cron_sub tick' -l queue -x -a '(__queuectl_queues)' -d 'Only the schedules of this queue (default: all)'
+complete -c queuectl -n '__queuectl_cron_sub tick' -l batch -x -d 'Schedules per transaction (default 100)'

@@ -1,5 +1,7 @@
 #include "cli/cron_views.hpp"
 
+#include <algorithm>
+
 #include <date/date.h>
 #include <date/tz.h>
 
@@ -91,7 +93,7 @@ Output schedules_view(const std::vector<Schedule>& schedules, std::int64_t now) 
     if (s.last_fire) {
       last = relative(*s.last_fire, now);
       if (s.last_job_id) {
-        last += " job " + std::to_string(*s.last_job_id);
+        last += ", job " + std::to_string(*s.last_job_id);
         last += s.last_job_status ? " " + std::string(status_name(*s.last_job_status)) : " purged";
       }
     }
@@ -138,18 +140,25 @@ Output schedule_view(const Schedule& s, std::int64_t now, const std::vector<std:
           "; fired " + std::to_string(s.fired) + ", missed " + std::to_string(s.missed) +
           ", skipped " + std::to_string(s.skipped),
       "next runs:"};
-  for (std::int64_t t : coming)
-    out.lines.push_back("  " + epoch_local(t, d.time_zone) + "   " + epoch_utc(t));
+  std::size_t local_width = 0;
+  for (std::int64_t t : coming) local_width = std::max(local_width, epoch_local(t, d.time_zone).size());
+  for (std::int64_t t : coming) {
+    std::string local = epoch_local(t, d.time_zone);
+    local.resize(local_width, ' ');
+    out.lines.push_back("  " + local + "   " + epoch_utc(t));
+  }
   out.lines.push_back(fires.empty() ? "recent fires: none" : "recent fires:");
   for (const ScheduleFire& f : fires) {
-    std::string line = "  " + (f.tick ? epoch_utc(*f.tick) : "by hand at " + f.fired_at) + "  ";
+    // (fired_at has microseconds; to the second is enough here)
+    const std::string at = f.fired_at.size() > 19 ? f.fired_at.substr(0, 19) + "Z" : f.fired_at;
+    std::string line = "  " + (f.tick ? epoch_utc(*f.tick) : "by hand at " + at) + "  ";
     if (f.job_id) {
       line += "job " + std::to_string(*f.job_id) + " " +
               (f.status ? std::string(status_name(*f.status)) : "purged");
     } else {
       line += "skipped: the last job was unfinished";
     }
-    if (f.missed > 0) line += " (for " + std::to_string(f.missed + 1) + " ticks missed)";
+    if (f.missed > 0) line += " (one job for " + std::to_string(f.missed + 1) + " missed ticks)";
     out.lines.push_back(line);
   }
   return out;
@@ -165,10 +174,11 @@ Output tick_view(const TickResult& r) {
                      {"job_id", opt_num(e.job_id)},
                      {"missed", e.stands_for}});
     std::string line = "schedule " + e.name + ": ";
-    line += e.job_id ? "job " + std::to_string(*e.job_id) + " in " + e.queue
-                     : std::string("skipped, its last job is unfinished");
-    if (e.tick) line += " for " + epoch_utc(*e.tick);
-    if (e.stands_for > 0) line += " (once for " + std::to_string(e.stands_for + 1) + " missed ticks)";
+    const std::string tick = e.tick ? "tick " + epoch_utc(*e.tick) : "a fire by hand";
+    line += e.job_id ? "job " + std::to_string(*e.job_id) + " in " + e.queue + " for " + tick
+                     : tick + " skipped, its last job is unfinished";
+    if (e.stands_for > 0)
+      line += " (one job for " + std::to_string(e.stands_for + 1) + " missed ticks)";
     out.lines.push_back(line);
   }
   out.document = {{"jobs", r.jobs}, {"skipped", r.skipped}, {"missed", r.missed}, {"fires", fires}};

@@ -127,6 +127,13 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
                "  failed " + std::to_string(total.failed) + "  done/min " +
                std::to_string(total.done_last_minute),
            width));
+  // Schedules nothing fires: one line, the most overdue first.
+  if (!snap.late_schedules.empty()) {
+    std::string late = "LATE schedules:";
+    for (const TopLateSchedule& l : snap.late_schedules)
+      late += " " + l.name + " (" + human_duration(static_cast<double>(l.late_seconds)) + ")";
+    lines.push_back(cell(late + "  see queuectl cron list", width));
+  }
 
   // How many rows each section gets: all of them without a height; with one, workers and
   // failures give way first (to one row each), then queues.
@@ -137,7 +144,8 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
   if (height) {
     // title, summary, blank, queue header, blank, worker header, blank, failure header, blank,
     // footer; and the line that says the database does not answer, when it does not
-    const std::size_t fixed = info.trouble.empty() ? 10 : 11;
+    const std::size_t fixed =
+        (info.trouble.empty() ? 10 : 11) + (snap.late_schedules.empty() ? 0 : 1);
     const std::size_t avail = *height > fixed ? *height - fixed : 0;
     while (queue_rows + worker_rows + failure_rows > avail &&
            (worker_rows > 1 || failure_rows > 1)) {
@@ -261,6 +269,10 @@ nlohmann::ordered_json top_json(const TopSnapshot& snap) {
              {"attempts", f.attempts},
              {"failed_seconds_ago", f.age_seconds ? json(*f.age_seconds) : json()},
              {"error", first_line(f.error)}});
+  doc["late_schedules"] = json::array();
+  for (const TopLateSchedule& l : snap.late_schedules)
+    doc["late_schedules"].push_back(
+        json{{"name", l.name}, {"queue", l.queue}, {"late_seconds", l.late_seconds}});
   return doc;
 }
 

@@ -193,7 +193,7 @@ std::int64_t AdminRepository::count_finished(const FinishedFilter& f) {
 std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
                                     const std::function<void(std::int64_t)>& progress) {
   std::int64_t total = 0, after = 0;
-  while (true) {
+  for (int batches = 1;; ++batches) {
     auto ids = pick_finished(f, after);
     if (ids.empty()) break;
     after = ids.back();
@@ -219,6 +219,7 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
     }
     if (progress) progress(total);
     if (ids.size() < static_cast<std::size_t>(f.batch)) break;
+    if (f.max_batches > 0 && batches >= f.max_batches) break;
   }
   return total;
 }
@@ -286,6 +287,15 @@ void AdminRepository::set_max_processing(const std::string& queue, std::optional
   });
 }
 
+void AdminRepository::set_retain(const std::string& queue, std::optional<Duration> retain) {
+  db_.transaction([&] {
+    std::string q = queue;
+    long long ms = retain ? retain->ms() : 0;
+    soci::indicator ind = retain ? soci::i_ok : soci::i_null;
+    db_.session() << db_.sql().queues.set_retain, use(q, "queue"), use(ms, ind, "retain_ms");
+  });
+}
+
 QueueSettings AdminRepository::settings(const std::string& queue) {
   QueueSettings out;
   db_.retrying([&] {
@@ -293,15 +303,18 @@ QueueSettings AdminRepository::settings(const std::string& queue) {
     out.queue = queue;
     std::string q = queue, dead_letter;
     int paused = 0, strict = 0, max = 0;
-    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
+    long long retain_ms = 0;
+    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, retain_ind = soci::i_null;
     soci::statement st =
         (db_.session().prepare << db_.sql().queues.settings, soci::into(paused), soci::into(strict),
-         soci::into(dead_letter, dl_ind), soci::into(max, max_ind), use(q, "queue"));
+         soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
+         soci::into(retain_ms, retain_ind), use(q, "queue"));
     if (st.execute(true)) {
       out.paused = paused != 0;
       out.strict_groups = strict != 0;
       if (dl_ind == soci::i_ok) out.dead_letter = dead_letter;
       if (max_ind == soci::i_ok) out.max_processing = max;
+      if (retain_ind == soci::i_ok) out.retain = Duration(std::chrono::milliseconds(retain_ms));
     }
   });
   return out;

@@ -28,6 +28,7 @@ struct FinishedFilter {
   std::vector<Status> statuses;  // among done, failed, canceled
   Duration older_than;           // finished_at < now - older_than
   int batch = 1000;
+  int max_batches = 0;  // purge stops after this many batches (0: until none is left)
 };
 
 enum class Force { no, yes };
@@ -41,6 +42,8 @@ struct QueueSettings {
   std::optional<std::string> dead_letter;
   // At most this many jobs processing at once; none: no limit.
   std::optional<int> max_processing;
+  // Finished jobs older than this are deleted by the queue's workers; none: kept.
+  std::optional<Duration> retain;
 };
 
 class AdminRepository {
@@ -81,6 +84,8 @@ class AdminRepository {
   void set_dead_letter(const std::string& queue, const std::optional<std::string>& target);
   // Sets the queue's concurrency limit (> 0), or none.
   void set_max_processing(const std::string& queue, std::optional<int> max);
+  // Retention of finished jobs (none: keep them).
+  void set_retain(const std::string& queue, std::optional<Duration> retain);
   // The queue's settings (defaults when it has none).
   QueueSettings settings(const std::string& queue);
   // Every queue with jobs or settings, for completions and pause's check for a new name.

@@ -241,6 +241,7 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
     // every row it saw was taken meanwhile, and looping would only spin.
     if (picked_count < static_cast<std::size_t>(o.batch) || requeued.size() + failed.size() == 0)
       break;
+    if (o.max_batches > 0 && result.batches >= o.max_batches) break;
   }
   return result;
 }

@@ -54,6 +54,7 @@ struct ReapOptions {
   // processing (since locked_at, else updated_at) for more than this.
   std::optional<Duration> unleased_older_than;
   int batch = 1000;
+  int max_batches = 0;  // stop after this many batches (0: until none is left)
   DryRun dry_run = DryRun::no;
   BackoffPolicy backoff;
 };

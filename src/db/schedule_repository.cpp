@@ -380,8 +380,11 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
         cron = CronSchedule::parse(s.def.schedule);
         zone = find_zone(s.def.time_zone);
       } catch (const UsageError& e) {
-        throw Error("schedule " + s.def.name + " cannot fire: " + e.what() +
-                    " (fix it with queuectl cron add, or remove it)");
+        // Its text or zone no longer reads (edited by hand, a host without that zone): it
+        // is left as it is, and the others still fire.
+        mine.errors.push_back("schedule " + s.def.name + " cannot fire: " + e.what() +
+                              " (fix it with queuectl cron add, or remove it)");
+        continue;
       }
       const FirePlan plan = plan_fires(cron, zone, s.next_fire, now, s.def.misfire);
       std::optional<std::int64_t> last_job = s.last_job_id, new_job, last_fire;
@@ -426,7 +429,9 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
   out.missed += mine.missed;
   out.skipped += mine.skipped;
   out.schedules += mine.schedules;
-  return handled;
+  out.errors.insert(out.errors.end(), mine.errors.begin(), mine.errors.end());
+  // A batch of nothing but schedules that cannot fire would be picked again and again.
+  return mine.schedules == 0 ? 0 : handled;
 }
 
 TickResult ScheduleRepository::tick(const std::optional<std::string>& queue, int batch,
@@ -465,8 +470,9 @@ FireEvent ScheduleRepository::trigger(const std::string& name) {
     if (!s) throw NotFound("no schedule named " + name + " (see queuectl cron list)");
     event = FireEvent{s->def.name, s->def.queue, std::nullopt, insert_job(db_, s->def, std::nullopt), 0};
     std::string n = name;
-    long long job = *event.job_id;
-    db_.session() << db_.sql().schedules.triggered, use(n, "name"), use(job, "last_job_id");
+    long long job = *event.job_id, now = read_now(db_);
+    db_.session() << db_.sql().schedules.triggered, use(n, "name"), use(job, "last_job_id"),
+        use(now, "last_fire");
     record_fire(db_, name, s->seq + 1, std::nullopt, event.job_id, 0);
     prune_fires(db_, name, s->seq + 1);
   });

@@ -64,6 +64,9 @@ struct TickResult {
   std::vector<FireEvent> fires;  // in firing order
   std::int64_t jobs = 0, missed = 0, skipped = 0;
   int schedules = 0;  // schedules that were due and fired (or skipped) by this call
+  // Due schedules that could not fire (their schedule or zone no longer reads); the others
+  // fired.
+  std::vector<std::string> errors;
 };
 
 enum class PutOutcome { added, replaced, unchanged, removed };

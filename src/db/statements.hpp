@@ -270,13 +270,16 @@ struct ScheduleStatements {
   // NULL: unchanged) :fired :missed :skipped :fires (added to the counters and seq) :name
   // :old_next; changes the row only while next_fire = :old_next and it is not paused.
   std::string advance;
-  // A fire by hand (cron trigger): :name :last_job_id; seq grows by one.
+  // A fire by hand (cron trigger): :name :last_job_id :last_fire (now); seq grows by one.
   std::string triggered;
   std::string record_fire;   // :name :seq :tick (NULL by hand) :job_id :missed
   std::string prune_fires;   // :name :below (deletes seq <= :below)
   // :name :limit -> seq, tick, job_id, missed, the job's status (NULL: gone), fired_at
   // (RFC 3339); newest first.
   std::string recent_fires;
+  // `top`: schedules not paused whose next tick is older than their misfire window (nothing
+  // fires them) -> name, queue, seconds since that tick; most overdue first, :limit.
+  std::string late;
 };
 
 // The statements of one kind of named lock (see NamedLocks).

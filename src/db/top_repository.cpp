@@ -115,6 +115,19 @@ TopSnapshot TopRepository::read(int workers, int failures) {
       f.error = error_ind == soci::i_null ? std::string() : error;
       out.failures.push_back(f);
     }
+
+    long long late = 0;
+    std::string queue;
+    int late_limit = 5;
+    soci::statement overdue(s);
+    overdue.exchange(soci::into(name));
+    overdue.exchange(soci::into(queue));
+    overdue.exchange(soci::into(late));
+    overdue.exchange(soci::use(late_limit, "limit"));
+    prepare_once(overdue, q.schedules.late);
+    out.late_schedules.clear();
+    for (bool got = overdue.execute(true); got; got = overdue.fetch())
+      out.late_schedules.push_back({name, queue, late});
   });
   for (auto& [name, tq] : by_queue) out.queues.push_back(tq);
   return out;

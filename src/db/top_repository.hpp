@@ -39,6 +39,13 @@ struct TopFailure {
   std::string error;                  // the start of last_error (400 characters at most)
 };
 
+// A schedule whose tick is overdue past its misfire window: nothing is firing it.
+struct TopLateSchedule {
+  std::string name;
+  std::string queue;
+  std::int64_t late_seconds = 0;
+};
+
 struct TopSnapshot {
   std::string now;  // the database clock, RFC 3339
   // Queues with jobs ready, scheduled, processing or failed, jobs done in the last minute,
@@ -46,6 +53,7 @@ struct TopSnapshot {
   std::vector<TopQueue> queues;
   std::vector<TopWorker> workers;    // most leases first
   std::vector<TopFailure> failures;  // newest first
+  std::vector<TopLateSchedule> late_schedules;  // most overdue first
 };
 
 class TopRepository {

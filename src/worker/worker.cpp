@@ -347,6 +347,8 @@ WorkerSummary Worker::run() {
     // Only a hint: the first claim reports the connection's trouble; an empty one reads it again.
   }
   calls_ = std::make_unique<CallThread>([this] { signals_.wake(); });
+  if (o_.housekeeping)
+    housekeeping_ = std::make_unique<Housekeeping>(url_, o_.queue, HousekeepingPlan::for_lease(o_.lease.chrono()), log_);
   while (true) {
     const auto now = Clock::now();
     on_signals(SignalScope::stops(), now);
@@ -383,6 +385,7 @@ WorkerSummary Worker::run() {
         children_.handle(p);
     }
   }
+  housekeeping_.reset();
   calls_.reset();
   heartbeat_.reset();
   announced_.reset();

@@ -31,6 +31,9 @@ struct WorkerOptions {
   Duration idle_min = Duration(std::chrono::milliseconds(100));
   Duration idle_max = Duration::seconds(5);
   std::string worker;
+  // Fire the queue's due schedules, reap its expired leases and purge its finished jobs past
+  // retention, from a thread with a connection of its own (src/worker/housekeeping.hpp).
+  bool housekeeping = true;
 };
 
 struct WorkerSummary {
@@ -43,7 +46,8 @@ struct WorkerSummary {
 // are short, claims take up to concurrency / 2 jobs beyond the free slots, held under their
 // leases until a slot frees; the acks of jobs that finished together go in one statement. `db`
 // becomes the worker's connection for claims and finishing writes (opened again from its URL after
-// connection trouble); the heartbeat and, on PostgreSQL, the listener open one each: three at most.
+// connection trouble); the heartbeat, the housekeeping and, on PostgreSQL, the listener open one
+// each: four at most.
 // `log` receives one line per job and event, `debug` what only -v shows (wake-ups), `job_stderr`
 // each line a job's command writes to its stderr, prefixed `job ID: ` (none: the lines are only
 // kept for last_error).

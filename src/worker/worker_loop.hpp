@@ -28,6 +28,7 @@
 #include "worker/call_thread.hpp"
 #include "worker/children.hpp"
 #include "worker/heartbeat.hpp"
+#include "worker/housekeeping.hpp"
 #include "worker/pacing.hpp"
 #include "worker/worker.hpp"
 #include "worker/writes.hpp"
@@ -135,6 +136,7 @@ class Worker {
   std::deque<Job> waiting_;
   WriteQueue writes_;
   std::unique_ptr<Heartbeat> heartbeat_;
+  std::unique_ptr<Housekeeping> housekeeping_;  // schedules, reaping, retention
   WorkerSummary summary_;
   std::int64_t claimed_ = 0;  // started or waiting
   bool stopping_ = false;

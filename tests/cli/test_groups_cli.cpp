@@ -84,7 +84,8 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                          {"paused", false},
                          {"strict_groups", false},
                          {"dead_letter", nullptr},
-                         {"max_processing", nullptr}});
+                         {"max_processing", nullptr},
+                         {"retain", nullptr}});
   RunResult on = ok(url, {"queue", "orders", "--strict-groups", "on"});
   CHECK(on.out == "queue orders: strict groups on\n");
   CHECK(ok_json(url, {"queue", "orders"})["strict_groups"] == true);
@@ -140,7 +141,8 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                                                   {"paused", true},
                                                   {"strict_groups", false},
                                                   {"dead_letter", nullptr},
-                                                  {"max_processing", nullptr}});
+                                                  {"max_processing", nullptr},
+                                                  {"retain", nullptr}});
 }
 
 TEST_CASE("cli: groups: --blocked on a queue without strict mode says how to turn it on") {

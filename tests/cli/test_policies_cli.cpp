@@ -20,7 +20,8 @@ TEST_CASE("cli: policies: queue sets, shows and clears a dead-letter queue and a
                   {"paused", false},
                   {"strict_groups", false},
                   {"dead_letter", "orders-dead"},
-                  {"max_processing", 5}});
+                  {"max_processing", 5},
+                  {"retain", nullptr}});
   // stats: the flags column, the wide columns, JSON and Prometheus.
   enqueue(url, "orders");
   RunResult table = ok(url, {"stats", "orders"});

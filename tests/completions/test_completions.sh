@@ -86,6 +86,12 @@ queuectl -q pause emials 2>/dev/null
 queuectl -q resume emials >/dev/null
 expect_eq "fixture: __complete queues lists emails and reports" \
     "emails reports" "$(queuectl __complete queues)"
+# Schedules (cron): hourly and nightly here, sync:fast (a ":" for bash's word break) in ALT.
+queuectl -q cron add nightly '0 3 * * *' reports >/dev/null
+queuectl -q cron add hourly @hourly emails >/dev/null
+queuectl -q --db "$ALT" cron add sync:fast '@every 10s' nightly >/dev/null
+expect_eq "fixture: __complete schedules lists hourly and nightly" \
+    "hourly nightly" "$(queuectl __complete schedules)"
 # Help folds a long description onto lines of its own, under column 30: joined again here.
 unfold_help() {
     awk '/^ {30}[^ ]/ && have {line = line " " substr($0, 31); next}
@@ -98,6 +104,11 @@ HELP_CMDS=$(queuectl --help | unfold_help | sed -n 's/^  \([a-z][a-z-]*\)  \+\(.
 HELP_NAMES=$(cut -f1 <<<"$HELP_CMDS" | paste -sd' ' -)
 expect_has "fixture: queuectl --help lists the commands (groups and queue among them)" \
     "migrate enqueue leases groups retry cancel resume queue reap lock" "$HELP_NAMES"
+# The subcommands `queuectl cron --help` lists, in its order: "NAME<TAB>Description" lines.
+CRON_CMDS=$(queuectl cron --help | unfold_help | sed -n 's/^  \([a-z][a-z-]*\)  \+\(.*\)$/\1\t\2/p')
+CRON_NAMES=$(cut -f1 <<<"$CRON_CMDS" | paste -sd' ' -)
+expect_has "fixture: queuectl cron --help lists its subcommands" \
+    "add remove pause resume list show trigger apply tick" "$CRON_NAMES"
 # The help text of enqueue --group-key.
 GROUP_KEY_HELP=$(queuectl enqueue --help | unfold_help | sed -n 's/^  --group-key TEXT  \+//p')
 if [[ -n $GROUP_KEY_HELP ]]; then ok "fixture: queuectl enqueue --help describes --group-key"; else
@@ -231,6 +242,38 @@ bcheck eq "queuectl retry <TAB> -> nothing (job ids)" "queuectl retry " ""
 bcheck eq "queuectl claim emails --field id,lock_t<TAB> -> lock_token" "queuectl claim emails --field id,lock_t" "id,lock_token"
 # Field names come from the binary (`queuectl __complete fields`), the list --field checks.
 bcheck eq "queuectl list --field dead<TAB> -> dead_from" "queuectl list --field dead" "dead_from"
+# cron SUB: its subcommands, schedule names (NAME), queues (add's QUEUE, tick --queue), apply's FILE
+bcheck eq "queuectl cr<TAB> -> cron" "queuectl cr" "cron"
+bcheck seq "queuectl cron <TAB> -> its subcommands, in the order of queuectl cron --help" "queuectl cron " "$CRON_NAMES"
+bcheck eq "queuectl cron p<TAB> -> pause" "queuectl cron p" "pause"
+bcheck eq "queuectl cron pause <TAB> -> schedules" "queuectl cron pause " "hourly nightly"
+bcheck eq "queuectl cron resume <TAB> -> schedules" "queuectl cron resume " "hourly nightly"
+bcheck eq "queuectl cron remove n<TAB> -> nightly" "queuectl cron remove n" "nightly"
+bcheck eq "queuectl cron show <TAB> -> schedules" "queuectl cron show " "hourly nightly"
+bcheck eq "queuectl cron trigger <TAB> -> schedules" "queuectl cron trigger " "hourly nightly"
+bcheck eq "queuectl cron pause nightly <TAB> -> nothing (one name only)" "queuectl cron pause nightly " ""
+bcheck eq "queuectl --db ALT cron trigger <TAB> -> schedules of that db" "queuectl --db $ALT cron trigger " "sync:fast"
+bcheck eq "queuectl cron --db=ALT show sync:<TAB> -> fast (after the ':' word break)" "queuectl cron --db=$ALT show sync:" "fast"
+bcheck eq "queuectl --db MISSING cron pause <TAB> -> no schedules" "queuectl --db $MISSING cron pause " ""
+bcheck eq "queuectl cron show --next 5 <TAB> -> schedules (option value skipped)" "queuectl cron show --next 5 " "hourly nightly"
+bcheck eq "queuectl cron add x '0 3 * * *' <TAB> -> queues" "queuectl cron add x '0 3 * * *' " "emails reports"
+bcheck eq "queuectl cron add --tz UTC x @daily <TAB> -> queues (option value skipped)" "queuectl cron add --tz UTC x @daily " "emails reports"
+bcheck eq "queuectl cron add x @daily emails <TAB> -> nothing (a payload)" "queuectl cron add x @daily emails " ""
+bcheck eq "queuectl cron add --misfire <TAB> -> once skip all" "queuectl cron add --misfire " "once skip all"
+bcheck eq "queuectl cron add --overlap=<TAB> -> allow skip" "queuectl cron add --overlap=" "allow skip"
+bcheck eq "queuectl cron add x --misfire-l<TAB> -> --misfire-limit" "queuectl cron add x --misfire-l" "--misfire-limit"
+bcheck eq "queuectl cron show --n<TAB> -> --next" "queuectl cron show --n" "--next"
+bcheck eq "queuectl cron list --s<TAB> -> nothing (not list's --status)" "queuectl cron list --s" ""
+bcheck eq "queuectl cron list <TAB> -> nothing" "queuectl cron list " ""
+bcheck has "queuectl cron apply <TAB> has - and files" "queuectl cron apply " "- completions tests"
+bcheck eq "queuectl cron apply --p<TAB> -> --prune" "queuectl cron apply --p" "--prune"
+bcheck eq "queuectl cron tick --queue <TAB> -> queues" "queuectl cron tick --queue " "emails reports"
+bcheck eq "queuectl help cr<TAB> -> cron" "queuectl help cr" "cron"
+# work --no-housekeeping; queue --retain DUR|none
+bcheck eq "queuectl work emails --no<TAB> -> --no-housekeeping" "queuectl work emails --no" "--no-housekeeping"
+bcheck eq "queuectl queue emails --re<TAB> -> --retain" "queuectl queue emails --re" "--retain"
+bcheck eq "queuectl queue emails --retain <TAB> -> none" "queuectl queue emails --retain " "none"
+bcheck eq "queuectl queue --retain 14d <TAB> -> queues (option value skipped)" "queuectl queue --retain 14d " "emails reports"
 IFS_BEFORE=$IFS
 bash_complete "queuectl claim " >/dev/null
 _queuectl >/dev/null 2>&1 || true
@@ -290,6 +333,17 @@ if command -v zsh >/dev/null; then
         "queuectl he"
         "queuectl help cl"
         "queuectl list --field dead"
+        "queuectl cron "
+        "queuectl cron pause "
+        "queuectl --db $ALT cron trigger "
+        "queuectl cron show --next 5 "
+        "queuectl cron add x '0 3 * * *' "
+        "queuectl cron add --misfire "
+        "queuectl cron add --overlap "
+        "queuectl cron show --n"
+        "queuectl cron tick --queue "
+        "queuectl work emails --no"
+        "queuectl queue emails --re"
     )
     if zout=$(QC_TMP=$TMP QC_COMPDIR=$COMPDIR QC_SETUP=$ROOT/tests/completions/zsh-setup.zsh \
         zsh -f "$ROOT/tests/completions/zsh-driver.zsh" "${zlines[@]}" 2>&1); then
@@ -334,6 +388,17 @@ if command -v zsh >/dev/null; then
         expect_eq "zsh: queuectl he<TAB> -> help" "help" "$(zhits "queuectl he")"
         expect_eq "zsh: queuectl help cl<TAB> -> claim" "claim" "$(zhits "queuectl help cl")"
         expect_eq "zsh: queuectl list --field dead<TAB> -> dead_from" "dead_from" "$(zhits "queuectl list --field dead")"
+        expect_eq "zsh: queuectl cron <TAB> -> its subcommands" "$CRON_NAMES" "$(zhits "queuectl cron ")"
+        expect_eq "zsh: queuectl cron pause <TAB> -> schedules" "hourly nightly" "$(zhits "queuectl cron pause ")"
+        expect_eq "zsh: queuectl --db ALT cron trigger <TAB> -> schedules of that db" "sync:fast" "$(zhits "queuectl --db $ALT cron trigger ")"
+        expect_eq "zsh: queuectl cron show --next 5 <TAB> -> schedules" "hourly nightly" "$(zhits "queuectl cron show --next 5 ")"
+        expect_eq "zsh: queuectl cron add x '0 3 * * *' <TAB> -> emails reports" "emails reports" "$(zhits "queuectl cron add x '0 3 * * *' ")"
+        expect_eq "zsh: queuectl cron add --misfire <TAB> -> once skip all" "once skip all" "$(zhits "queuectl cron add --misfire ")"
+        expect_eq "zsh: queuectl cron add --overlap <TAB> -> allow skip" "allow skip" "$(zhits "queuectl cron add --overlap ")"
+        expect_eq "zsh: queuectl cron show --n<TAB> -> --next" "--next" "$(zhits "queuectl cron show --n")"
+        expect_eq "zsh: queuectl cron tick --queue <TAB> -> emails reports" "emails reports" "$(zhits "queuectl cron tick --queue ")"
+        expect_eq "zsh: queuectl work emails --no<TAB> -> --no-housekeeping" "--no-housekeeping" "$(zhits "queuectl work emails --no")"
+        expect_eq "zsh: queuectl queue emails --re<TAB> -> --retain" "--retain" "$(zhits "queuectl queue emails --re")"
     else
         not_ok "zsh: interactive completion on a pty" "the driver runs" "$zout"
     fi
@@ -346,6 +411,11 @@ if command -v zsh >/dev/null; then
         zsh -f -c 'eval "$(cat)"; for c in $qc_commands; print -r -- "${c%%:*}	${c#*:}"' 2>&1) || true
     expect_text "zsh: the commands and their descriptions are those of queuectl --help, in its order" \
         "$(awk -F'\t' '{ print $1 "\t" tolower(substr($2, 1, 1)) substr($2, 2) }' <<<"$HELP_CMDS")" "$got"
+    # shellcheck disable=SC2016 # zsh expands these
+    got=$(sed -n '/^ *cron_commands=($/,/^ *)$/p' "$COMPDIR/_queuectl" |
+        zsh -f -c 'eval "$(cat)"; for c in $cron_commands; print -r -- "${c%%:*}	${c#*:}"' 2>&1) || true
+    expect_text "zsh: the cron subcommands and their descriptions are those of queuectl cron --help, in its order" \
+        "$(awk -F'\t' '{ print $1 "\t" tolower(substr($2, 1, 1)) substr($2, 2) }' <<<"$CRON_CMDS")" "$got"
     want="'--group-key=[${GROUP_KEY_HELP,}]"
     if grep -qF -- "$want" "$COMPDIR/_queuectl"; then ok "zsh: enqueue --group-key described as in queuectl enqueue --help"; else
         not_ok "zsh: enqueue --group-key described as in queuectl enqueue --help" "$want" "$(grep -F -- "'--group-key=" "$COMPDIR/_queuectl")"; fi
@@ -413,11 +483,33 @@ if command -v fish >/dev/null; then
     fcheck eq "queuectl move --from <TAB> -> queues" "queuectl move --from " "emails reports"
     fcheck eq "queuectl list --field dead<TAB> -> dead_from" "queuectl list --field dead" "dead_from"
     fcheck eq "queuectl list --field id,lock_t<TAB> -> id,lock_token" "queuectl list --field id,lock_t" "id,lock_token"
+    fcheck eq "queuectl cr<TAB> -> cron" "queuectl cr" "cron"
+    fcheck eq "queuectl cron <TAB> -> its subcommands" "queuectl cron " "$CRON_NAMES"
+    fcheck eq "queuectl cron pause <TAB> -> schedules" "queuectl cron pause " "hourly nightly"
+    fcheck eq "queuectl cron remove n<TAB> -> nightly" "queuectl cron remove n" "nightly"
+    fcheck eq "queuectl cron pause nightly <TAB> -> nothing (one name only)" "queuectl cron pause nightly " ""
+    fcheck eq "queuectl --db ALT cron trigger <TAB> -> schedules of that db" "queuectl --db $ALT cron trigger " "sync:fast"
+    fcheck eq "queuectl --db MISSING cron pause <TAB> -> no schedules" "queuectl --db $MISSING cron pause " ""
+    fcheck eq "queuectl cron show --next 5 <TAB> -> schedules (value skipped)" "queuectl cron show --next 5 " "hourly nightly"
+    fcheck eq "queuectl cron add x '0 3 * * *' <TAB> -> emails reports" "queuectl cron add x '0 3 * * *' " "emails reports"
+    fcheck eq "queuectl cron add --misfire <TAB> -> once skip all" "queuectl cron add --misfire " "once skip all"
+    fcheck eq "queuectl cron add --overlap <TAB> -> allow skip" "queuectl cron add --overlap " "allow skip"
+    fcheck eq "queuectl cron show --n<TAB> -> --next" "queuectl cron show --n" "--next"
+    fcheck eq "queuectl cron list --s<TAB> -> nothing (not list's --status)" "queuectl cron list --s" ""
+    fcheck has "queuectl cron apply <TAB> has - and files" "queuectl cron apply " "- completions/ tests/"
+    fcheck eq "queuectl cron tick --queue <TAB> -> emails reports" "queuectl cron tick --queue " "emails reports"
+    fcheck eq "queuectl work emails --no<TAB> -> --no-housekeeping" "queuectl work emails --no" "--no-housekeeping"
+    fcheck eq "queuectl queue emails --re<TAB> -> --retain" "queuectl queue emails --re" "--retain"
+    fcheck eq "queuectl queue emails --retain <TAB> -> none" "queuectl queue emails --retain " "none"
     # Descriptions: fish prints "candidate<TAB>description".
     # shellcheck disable=SC2016
     got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl "' "$COMPDIR/queuectl.fish" 2>&1) || true
     expect_text "fish: the commands and their descriptions are those of queuectl --help" \
         "$(LC_ALL=C sort <<<"$HELP_CMDS"$'\n'"help	Show the overview, or a command's help")" "$(LC_ALL=C sort <<<"$got")"
+    # shellcheck disable=SC2016
+    got=$(fish --no-config -c 'source $argv[1]; and complete -C "queuectl cron "' "$COMPDIR/queuectl.fish" 2>&1) || true
+    expect_text "fish: the cron subcommands and their descriptions are those of queuectl cron --help" \
+        "$(LC_ALL=C sort <<<"$CRON_CMDS")" "$(LC_ALL=C sort <<<"$got")"
     # shellcheck disable=SC2016 # a literal $needs_command
     expect_seq "fish: the commands are defined in the order of queuectl --help, then help" "$HELP_NAMES help" \
         "$(sed -n 's/^complete -c queuectl -n \$needs_command -a \([a-z-]*\) .*/\1/p' "$COMPDIR/queuectl.fish")"

@@ -39,7 +39,8 @@ namespace {
 
 void drop_schema(Database& db) {
   for (const char* table :
-       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"})
+       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
+        "queuectl_schedule_fires", "queuectl_schema_migrations"})
     db.session() << (std::string("DROP TABLE IF EXISTS ") + table);
 }
 

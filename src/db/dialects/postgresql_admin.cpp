@@ -187,6 +187,8 @@ QueueStatements make_queues() {
     SELECT queue FROM jq WHERE queue IS NOT NULL
     UNION
     SELECT queue FROM queuectl_queues
+    UNION
+    SELECT queue FROM queuectl_schedules
     ORDER BY 1)";
   s.named = std::string(R"(
     WITH RECURSIVE )") +
@@ -196,7 +198,9 @@ QueueStatements make_queues() {
       UNION
       SELECT queue FROM queuectl_queues
        WHERE paused_at IS NOT NULL OR strict_groups OR dead_letter IS NOT NULL
-          OR max_processing IS NOT NULL OR retain_ms IS NOT NULL)
+          OR max_processing IS NOT NULL OR retain_ms IS NOT NULL
+      UNION
+      SELECT queue FROM queuectl_schedules)
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
       FROM named n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue

@@ -67,7 +67,8 @@ ScheduleStatements make_schedules() {
      WHERE name = CAST(:name AS text) AND next_fire = CAST(:old_next AS bigint) AND NOT paused)";
   s.triggered = R"(
     UPDATE queuectl_schedules
-       SET last_job_id = CAST(:last_job_id AS bigint), seq = seq + 1, updated_at = now()
+       SET last_job_id = CAST(:last_job_id AS bigint), last_fire = CAST(:last_fire AS bigint),
+           seq = seq + 1, updated_at = now()
      WHERE name = CAST(:name AS text))";
   s.record_fire = R"(
     INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed)
@@ -81,6 +82,12 @@ ScheduleStatements make_schedules() {
       FROM queuectl_schedule_fires f LEFT JOIN job_queue j ON j.id = f.job_id
      WHERE f.name = CAST(:name AS text)
      ORDER BY f.seq DESC
+     LIMIT :limit)";
+  s.late = R"(
+    SELECT name, queue, CAST(floor(extract(epoch FROM now())) AS bigint) - next_fire
+      FROM queuectl_schedules
+     WHERE NOT paused AND next_fire < CAST(floor(extract(epoch FROM now())) AS bigint) - misfire_after
+     ORDER BY next_fire, name
      LIMIT :limit)";
   return s;
 }

@@ -163,6 +163,8 @@ QueueStatements make_queues() {
     SELECT queue FROM job_queue GROUP BY queue
     UNION
     SELECT queue FROM queuectl_queues
+    UNION
+    SELECT queue FROM queuectl_schedules
     ORDER BY 1)";
   s.named = R"(
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END
@@ -170,7 +172,9 @@ QueueStatements make_queues() {
             UNION
             SELECT queue FROM queuectl_queues
              WHERE paused_at IS NOT NULL OR strict_groups = 1 OR dead_letter IS NOT NULL
-                OR max_processing IS NOT NULL OR retain_ms IS NOT NULL) n
+                OR max_processing IS NOT NULL OR retain_ms IS NOT NULL
+            UNION
+            SELECT queue FROM queuectl_schedules) n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue
      ORDER BY 1)";
   return s;

@@ -67,7 +67,7 @@ ScheduleStatements make_schedules() {
      WHERE name = :name AND next_fire = :old_next AND paused = 0)";
   s.triggered = R"(
     UPDATE queuectl_schedules
-       SET last_job_id = :last_job_id, seq = seq + 1, updated_at = )" QC_NOW R"(
+       SET last_job_id = :last_job_id, last_fire = :last_fire, seq = seq + 1, updated_at = )" QC_NOW R"(
      WHERE name = :name)";
   s.record_fire = R"(
     INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed)
@@ -81,6 +81,12 @@ ScheduleStatements make_schedules() {
       FROM queuectl_schedule_fires f LEFT JOIN job_queue j ON j.id = f.job_id
      WHERE f.name = :name
      ORDER BY f.seq DESC
+     LIMIT :limit)";
+  s.late = R"(
+    SELECT name, queue, CAST(strftime('%s', 'now') AS INTEGER) - next_fire
+      FROM queuectl_schedules
+     WHERE paused = 0 AND next_fire < CAST(strftime('%s', 'now') AS INTEGER) - misfire_after
+     ORDER BY next_fire, name
      LIMIT :limit)";
   return s;
 }
