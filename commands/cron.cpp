@@ -287,14 +287,16 @@ void setup_cron(CLI::App& app, Context& ctx) {
       ScheduleRepository repo(ctx.migrated_db());
       const auto s = repo.find(*name);
       if (!s) throw NotFound("no schedule named " + *name + " (see queuectl cron list)");
-      std::vector<std::int64_t> coming;
-      {
+      std::vector<std::int64_t> coming{s->next_fire};
+      try {
         const CronSchedule cron = CronSchedule::parse(s->def.schedule);
         const auto* zone = find_zone(s->def.time_zone);
-        coming.push_back(s->next_fire);
         for (const SysSeconds t :
              cron.next_n(SysSeconds(std::chrono::seconds(s->next_fire)), zone, *next - 1))
           coming.push_back(t.time_since_epoch().count());
+      } catch (const UsageError& e) {
+        // Stored text or a zone this host lacks: the schedule is still shown, as list does.
+        ctx.note("queuectl: schedule " + *name + " cannot fire: " + e.what());
       }
       ctx.print(schedule_view(*s, repo.now(), coming, repo.recent_fires(*name, *fires)));
     });

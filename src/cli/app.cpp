@@ -76,7 +76,27 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
     for (std::string w; hint.empty() && words >> w;) hint = option_hint(app, w);
     what = "unexpected arguments: " + rest + hint;
   }
-  if (what == "A subcommand is required") what = "no command given";
+  if (what == "A subcommand is required") {
+    what = "no command given";
+    // `cron frobnicate`: the word left over names the subcommand that does not exist.
+    const auto chosen = app.get_subcommands();
+    if (!chosen.empty()) {
+      const CLI::App* cmd = chosen.front();
+      std::vector<std::string> left = cmd->remaining(true);
+      if (left.empty()) left = app.remaining(true);
+      std::vector<std::string> names;
+      for (const CLI::App* sub : cmd->get_subcommands({})) names.push_back(sub->get_name());
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      if (!left.empty()) {
+        what = "unknown " + cmd->get_name() + " subcommand '" + left.front() + "'";
+        if (auto near = nearest(left.front(), names)) what += "; did you mean " + *near + "?";
+        else what += " (one of " + list + ")";
+      } else if (!names.empty()) {
+        what = cmd->get_name() + " needs a subcommand: one of " + list;
+      }
+    }
+  }
   if (what.size() > 12 && what.compare(what.size() - 12, 12, " is required") == 0)
     what = what.substr(0, what.size() - 12) + " is missing";
   std::string help = "queuectl --help";

@@ -227,7 +227,7 @@ std::string schedules_prometheus(const std::vector<Schedule>& schedules, std::in
          "When the schedule fires next (Unix time).",
          [](const Schedule& s) { return std::to_string(s.next_fire); });
   family("queuectl_schedule_last_run_timestamp_seconds", "gauge",
-         "The tick of the schedule's last job (Unix time).",
+         "When the schedule last made a job: its tick, or the moment of a cron trigger (Unix time).",
          [](const Schedule& s) { return s.last_fire ? std::to_string(*s.last_fire) : std::string(); });
   family("queuectl_schedule_fired_total", "counter", "Ticks that made a job.",
          [](const Schedule& s) { return std::to_string(s.fired); });

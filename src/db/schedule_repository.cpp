@@ -355,7 +355,7 @@ std::vector<ScheduleFire> ScheduleRepository::recent_fires(const std::string& na
   return out;
 }
 
-int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int batch,
+int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int batch, int skip,
                                    TickResult& out) {
   TickResult mine;
   int handled = 0;
@@ -366,11 +366,12 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
     long long now = read_now(db_);
     std::string qn = queue.value_or("");
     soci::indicator q_ind = queue ? soci::i_ok : soci::i_null;
-    int b = batch;
+    int b = batch, past = skip;
     const std::vector<Schedule> due = fetch_schedules(db_.session(), q.due_pick, [&](soci::statement& st) {
       st.exchange(use(qn, q_ind, "queue"));
       st.exchange(use(now, "now"));
       st.exchange(use(b, "batch"));
+      st.exchange(use(past, "skip"));
     });
     handled = static_cast<int>(due.size());
     for (const Schedule& s : due) {
@@ -430,8 +431,7 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
   out.skipped += mine.skipped;
   out.schedules += mine.schedules;
   out.errors.insert(out.errors.end(), mine.errors.begin(), mine.errors.end());
-  // A batch of nothing but schedules that cannot fire would be picked again and again.
-  return mine.schedules == 0 ? 0 : handled;
+  return handled;
 }
 
 TickResult ScheduleRepository::tick(const std::optional<std::string>& queue, int batch,
@@ -450,10 +450,15 @@ TickResult ScheduleRepository::tick(const std::optional<std::string>& queue, int
   });
   if (!any) return out;
   int races = 0;
+  // Schedules that cannot fire stay due and, being the oldest, come first: the next batch
+  // starts past them.
+  int skip = 0;
   for (int n = 0; max_batches <= 0 || n < max_batches; ++n) {
     int handled = 0;
     try {
-      handled = fire_batch(queue, batch, out);
+      const std::size_t errors_before = out.errors.size();
+      handled = fire_batch(queue, batch, skip, out);
+      skip += static_cast<int>(out.errors.size() - errors_before);
     } catch (const ScheduleRace&) {
       if (++races > 8) throw TemporaryError("schedules kept changing under this firer; try again");
       continue;

@@ -121,7 +121,8 @@ class ScheduleRepository {
   // put() inside a transaction already open.
   PutOutcome put_locked(const ScheduleDefinition& def, bool dry_run);
   // One batch: the due rows locked, their jobs inserted. Returns the schedules it handled.
-  int fire_batch(const std::optional<std::string>& queue, int batch, TickResult& out);
+  // `skip`: how many due schedules to pass over first (those that could not fire).
+  int fire_batch(const std::optional<std::string>& queue, int batch, int skip, TickResult& out);
 
   Database& db_;
 };

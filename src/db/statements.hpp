@@ -261,8 +261,9 @@ struct ScheduleStatements {
   std::string remove_fires;  // :name
   std::string set_paused;    // :name :paused (0/1) :next_fire
   // Firing. any_due (:queue NULL for all) -> a row when a schedule is due now, read without
-  // a lock. due_pick (:queue :now :batch) -> the columns of due unpaused schedules, soonest
-  // first, locked (SKIP LOCKED where rows lock; SQLite's write lock otherwise).
+  // a lock. due_pick (:queue :now :batch :skip) -> the columns of due unpaused schedules,
+  // soonest first, past the first :skip of them (those found unable to fire), locked (SKIP
+  // LOCKED where rows lock; SQLite's write lock otherwise).
   std::string any_due;
   std::string due_pick;
   std::string job_status;  // :id -> status (no row: no such job)

@@ -147,9 +147,34 @@ TEST_CASE("cli: cron: bad input names what is wrong, exit 2, nothing written") {
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "{not json"}, "payload");
   rejects(fixture, {"cron", "tick", "--batch", "0"}, "--batch");
   rejects(fixture, {"cron", "show", "keep", "--next", "0"}, "--next");
-  rejects(fixture, {"cron", "frobnicate"}, "cron --help");
-  check_usage_error(queuectl(url, {"cron"}), "");
+  rejects(fixture, {"cron", "frobnicate"}, "unknown cron subcommand 'frobnicate'");
+  rejects(fixture, {"cron", "lsit"}, "did you mean list?");
+  check_usage_error(queuectl(url, {"cron"}), "cron needs a subcommand: one of add, remove");
   CHECK(stored_schedules(url) == before);
+}
+
+TEST_CASE("cli: cron: a schedule that cannot fire is named, and the others still fire") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"cron", "add", "broken", "@every 1s", "q"});
+  ok(url, {"cron", "add", "fine", "@every 1s", "q"});
+  // A zone this host does not know, as after a hand edit or on a host with older tzdata.
+  fixture.db().session() << "UPDATE queuectl_schedules SET time_zone = 'Mars/Olympus' WHERE name = 'broken'";
+  sleep_ms(2100);
+  // One schedule a batch: the broken one comes first every time, and is passed over.
+  RunResult r = queuectl(url, {"cron", "tick", "--batch", "1"});
+  INFO(dump(r));
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "schedule broken cannot fire"));
+  CHECK(contains(r.err, "Mars/Olympus"));
+  CHECK(contains(r.out, "schedule fine: job "));
+  CHECK(schedule(url, "fine")["fired"].get<int>() >= 2);
+  // show still shows it, and says why it cannot fire.
+  RunResult shown = queuectl(url, {"cron", "show", "broken"});
+  CHECK(shown.exit_code == 0);
+  CHECK(contains(shown.out, "name:       broken"));
+  CHECK(contains(shown.err, "cannot fire"));
+  CHECK(schedule(url, "broken")["fired"] == 0);
 }
 
 TEST_CASE("cli: cron: apply makes a file the truth, idempotent; dry run and bad files write nothing") {

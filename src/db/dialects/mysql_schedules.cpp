@@ -53,7 +53,7 @@ ScheduleStatements make_schedules() {
   s.any_due = "SELECT 1" + due + "UNIX_TIMESTAMP() LIMIT 1";
   s.due_pick = "SELECT " + cols + due + R"(:now
      ORDER BY s.next_fire, s.name
-     LIMIT :batch
+     LIMIT :batch OFFSET :skip
        FOR UPDATE SKIP LOCKED)";
   s.job_status = "SELECT status FROM job_queue WHERE id = :id";
   s.advance = R"(

@@ -54,7 +54,7 @@ ScheduleStatements make_schedules() {
   s.any_due = "SELECT 1" + due + "CAST(strftime('%s', 'now') AS INTEGER) LIMIT 1";
   s.due_pick = "SELECT " + cols + due + R"(:now
      ORDER BY s.next_fire, s.name
-     LIMIT :batch)";
+     LIMIT :batch OFFSET :skip)";
   s.job_status = "SELECT status FROM job_queue WHERE id = :id";
   s.advance = R"(
     UPDATE queuectl_schedules
