@@ -164,7 +164,7 @@ std::string outcome_word(PutOutcome o) {
 
 void setup_cron(CLI::App& app, Context& ctx) {
   auto* cron = app.add_subcommand(
-      "cron", "Recurring schedules kept in the database, fired once per tick by any number of hosts");
+      "cron", "Recurring jobs: schedules in the database, each tick one job");
   cron->require_subcommand(1);
   cron->footer(
       "Schedules are 5-field cron (`*/15 * * * *`, `0 3 * * MON-FRI`, ranges, steps, lists,\n"

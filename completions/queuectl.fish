@@ -278,7 +278,7 @@ complete -c queuectl -n __fish_use_subcommand -l version -d 'Print the version a
 set -l needs_command '__fish_use_subcommand; or __queuectl_needs_command'
 complete -c queuectl -n $needs_command -a migrate -d 'Create or upgrade the queue schema (idempotent)'
 complete -c queuectl -n $needs_command -a enqueue -d 'Add a job to a queue (or many with --from)'
-complete -c queuectl -n $needs_command -a cron -d 'Recurring schedules kept in the database, fired once per tick by any number of hosts'
+complete -c queuectl -n $needs_command -a cron -d 'Recurring jobs: schedules in the database, each tick one job'
 complete -c queuectl -n $needs_command -a claim -d 'Take due jobs from a queue, each with a lease'
 complete -c queuectl -n $needs_command -a ack -d 'Mark a claimed job done (needs its lock token)'
 complete -c queuectl -n $needs_command -a fail -d 'Record a failed attempt: retry after backoff or fail'

@@ -159,6 +159,8 @@ TEST_CASE(
                 {{"queuectl_schema_migrations", "SELECT"},
                  {"job_queue", dml},
                  {"queuectl_queues", dml},
+                 {"queuectl_schedules", dml},
+                 {"queuectl_schedule_fires", dml},
                  // PostgreSQL: job_queue.id is an identity column; INSERT draws from it.
                  {"SEQUENCE job_queue_id_seq", "USAGE"}});
   const std::string url = role.url();
@@ -193,6 +195,10 @@ TEST_CASE(
   ok(url, {"pause", "q"});
   ok(url, {"resume", "q"});
   ok(url, {"lock", "queuectl-test-runtime-role", "--", "true"});
+  ok(url, {"cron", "add", "runtime", "@hourly", "q"});
+  ok(url, {"cron", "trigger", "runtime"});
+  ok(url, {"cron", "tick"});
+  ok(url, {"cron", "list"});
 
   json c = enqueue(url, "other");
   ok(url, {"cancel", id_text(c)});

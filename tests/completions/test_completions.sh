@@ -24,6 +24,9 @@ trap 'rm -rf "$TMP"' EXIT
 # Everything the shells or queuectl might write stays in $TMP.
 export HOME=$TMP/home XDG_CONFIG_HOME=$TMP/config XDG_DATA_HOME=$TMP/data XDG_CACHE_HOME=$TMP/cache
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
+# File names complete from here, whatever directory ctest runs the script in.
+mkdir -p "$TMP/cwd/completions" "$TMP/cwd/tests"
+cd "$TMP/cwd"
 export QUEUECTL_DB=sqlite://$TMP/q.db
 unset QUEUECTL_DB_PASSWORD
 PATH=$(dirname "$BIN"):$PATH
