@@ -8,9 +8,10 @@
 # Two measurements per backend and round:
 #   work    `queuectl -q -o json work bench --concurrency 8 --drain -- true` over N jobs
 #           enqueued just before, once with no schedule and once with S schedules on the
-#           same queue (@every 10s, all due at the same second: S/10 fires a second, each a
-#           job the worker also runs). Reported: jobs done per second, and the ratio
-#           with / without (1.0 = schedules cost the claim loop nothing).
+#           same queue (@every 10s), all of them due when the worker starts, so that its
+#           housekeeping fires 100 a second (one job each, which the worker also runs) for the
+#           whole run. Reported: jobs done per second, and the ratio with / without (1.0 =
+#           schedules cost the claim loop nothing).
 #   tick    `queuectl -q cron tick` over S due schedules (each due once, one job each),
 #           against the floor of a bare INSERT of S jobs in one statement through the
 #           backend's own client (psql, mariadb, sqlite3), plus one process spawn of
@@ -111,7 +112,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
     "$Q" --db "${URL[$b]}" -q cron apply /dev/null --prune >/dev/null
     without=$(work_rate "$b")
     "$Q" --db "${URL[$b]}" -q cron apply "$TMP/schedules.ndjson" >/dev/null
+    due_now "$b"  # all S due when the worker starts: it fires 100 a second meanwhile
     with=$(work_rate "$b")
+    "$Q" --db "${URL[$b]}" -q cron apply /dev/null --prune >/dev/null
+    "$Q" --db "${URL[$b]}" -q cron apply "$TMP/schedules.ndjson" >/dev/null
     ratio=$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.2f", a / b }')
     echo "round=$r backend=$b what=work without_jobs_per_s=$without with_${S}_schedules_jobs_per_s=$with ratio=$ratio"
 
