@@ -1,5 +1,11 @@
 #include "support/process.hpp"
 
+#include <pthread.h>
+
+#include <cerrno>
+
+#include <csignal>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -80,7 +86,20 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& i
     for (int i = 0; i < n; ++i) {
       if (!fds[i].revents) continue;
       if (fds[i].fd == in_fd) {
+        // A command that exits before reading all its input closes the pipe: the write
+        // then fails with EPIPE. The SIGPIPE it raises would end the whole test binary, so
+        // it is blocked around the write and taken back if it came (per thread; a process
+        // this thread forks later has the mask as it was).
+        sigset_t pipe_signal, before;
+        sigemptyset(&pipe_signal);
+        sigaddset(&pipe_signal, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
         ssize_t w = write(in_fd, input.data() + written, input.size() - written);
+        if (w < 0 && errno == EPIPE) {
+          const timespec now{0, 0};
+          sigtimedwait(&pipe_signal, nullptr, &now);
+        }
+        pthread_sigmask(SIG_SETMASK, &before, nullptr);
         if (w > 0) written += static_cast<std::size_t>(w);
         if (w < 0 || written == input.size()) {
           close(in_fd);
