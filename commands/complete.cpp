@@ -9,9 +9,9 @@
 #include "cli/commands.hpp"
 #include "core/display_text.hpp"
 #include "core/job_fields.hpp"
-#include "db/schedule_repository.hpp"
 #include "db/admin_repository.hpp"
 #include "db/migrations.hpp"
+#include "db/schedule_repository.hpp"
 
 namespace queuectl {
 namespace {

@@ -54,7 +54,8 @@ ScheduleDefinition definition(const AddOptions& o, std::size_t max_payload) {
   d.misfire.limit = o.misfire_limit;
   const Duration after = Duration::parse(o.misfire_after, "--misfire-after");
   if (after.ms() < 1000 || after.ms() % 1000 != 0)
-    throw UsageError("--misfire-after must be whole seconds, at least 1s, not '" + o.misfire_after + "'");
+    throw UsageError("--misfire-after must be whole seconds, at least 1s, not '" + o.misfire_after +
+                     "'");
   d.misfire.after = std::chrono::seconds(after.ms() / 1000);
   if (o.overlap != "allow" && o.overlap != "skip")
     throw UsageError("--overlap must be allow or skip, not '" + o.overlap.substr(0, 32) + "'");
@@ -85,18 +86,30 @@ ScheduleDefinition definition_from_line(const std::string& line, std::size_t max
       if (n < -2147483647 || n > 2147483647) throw UsageError("\"" + key + "\" is out of range");
       return static_cast<int>(n);
     };
-    if (key == "name") o.name = text(), has_name = true;
-    else if (key == "schedule") o.schedule = text(), has_schedule = true;
-    else if (key == "queue") o.queue = text(), has_queue = true;
-    else if (key == "payload") o.payload = v.text();
-    else if (key == "tz") o.tz = text();
-    else if (key == "misfire") o.misfire = text();
-    else if (key == "misfire_limit") o.misfire_limit = whole();
-    else if (key == "misfire_after") o.misfire_after = text();
-    else if (key == "overlap") o.overlap = text();
-    else if (key == "priority") o.priority = whole();
-    else if (key == "max_attempts") o.max_attempts = whole();
-    else if (key == "group_key") o.group_key = text(), o.group_key_given = true;
+    if (key == "name")
+      o.name = text(), has_name = true;
+    else if (key == "schedule")
+      o.schedule = text(), has_schedule = true;
+    else if (key == "queue")
+      o.queue = text(), has_queue = true;
+    else if (key == "payload")
+      o.payload = v.text();
+    else if (key == "tz")
+      o.tz = text();
+    else if (key == "misfire")
+      o.misfire = text();
+    else if (key == "misfire_limit")
+      o.misfire_limit = whole();
+    else if (key == "misfire_after")
+      o.misfire_after = text();
+    else if (key == "overlap")
+      o.overlap = text();
+    else if (key == "priority")
+      o.priority = whole();
+    else if (key == "max_attempts")
+      o.max_attempts = whole();
+    else if (key == "group_key")
+      o.group_key = text(), o.group_key_given = true;
     else
       throw UsageError("unknown key \"" + key.substr(0, 40) +
                        "\" (keys: name schedule queue payload tz misfire misfire_limit "
@@ -110,7 +123,8 @@ ScheduleDefinition definition_from_line(const std::string& line, std::size_t max
 
 // A `cron apply` file: one JSON object a line; blank lines and lines starting with # are
 // skipped. Errors name the line; a name given twice is an error.
-std::vector<ScheduleDefinition> read_schedule_file(const std::string& path, std::size_t max_payload) {
+std::vector<ScheduleDefinition> read_schedule_file(const std::string& path,
+                                                   std::size_t max_payload) {
   const std::string text = read_input(path);
   std::vector<ScheduleDefinition> defs;
   std::map<std::string, std::size_t> seen;
@@ -163,8 +177,8 @@ std::string outcome_word(PutOutcome o) {
 }  // namespace
 
 void setup_cron(CLI::App& app, Context& ctx) {
-  auto* cron = app.add_subcommand(
-      "cron", "Recurring jobs: schedules in the database, each tick one job");
+  auto* cron =
+      app.add_subcommand("cron", "Recurring jobs: schedules in the database, each tick one job");
   cron->require_subcommand(1);
   cron->footer(
       "Schedules are 5-field cron (`*/15 * * * *`, `0 3 * * MON-FRI`, ranges, steps, lists,\n"
@@ -176,7 +190,8 @@ void setup_cron(CLI::App& app, Context& ctx) {
       "run_at the tick, kept by the schedule row itself. `queuectl cron add -h` and so on\n"
       "explain each subcommand.\n"
       "Examples:\n"
-      "  queuectl cron add nightly-report '0 3 * * *' reports '{\"kind\":\"nightly\"}' --tz Europe/Berlin\n"
+      "  queuectl cron add nightly-report '0 3 * * *' reports '{\"kind\":\"nightly\"}' --tz "
+      "Europe/Berlin\n"
       "  queuectl cron add heartbeat '@every 30s' pings --overlap skip\n"
       "  queuectl cron list\n"
       "  queuectl cron show nightly-report\n"
@@ -186,14 +201,17 @@ void setup_cron(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<AddOptions>();
     auto* sub = cron->add_subcommand("add", "Add a schedule, or replace the one of that name");
     sub->add_option("NAME", o->name, "Schedule name, [A-Za-z0-9._:-]{1,64}")->required();
-    sub->add_option("SCHEDULE", o->schedule, "`m h dom mon dow`, @daily, @every 10s, ... (quote it)")
+    sub->add_option("SCHEDULE", o->schedule,
+                    "`m h dom mon dow`, @daily, @every 10s, ... (quote it)")
         ->required();
     sub->add_option("QUEUE", o->queue, "Queue of its jobs")->required();
-    sub->add_option("PAYLOAD", o->payload, "Payload of each job as JSON (default {}; - reads stdin)");
+    sub->add_option("PAYLOAD", o->payload,
+                    "Payload of each job as JSON (default {}; - reads stdin)");
     add_job_options(sub, *o);
     sub->footer(
         "Re-adding a name replaces its definition and keeps its pause and counts; with the same\n"
-        "schedule and zone its ticks go on as before, otherwise the next tick is computed from now.\n"
+        "schedule and zone its ticks go on as before, otherwise the next tick is computed from "
+        "now.\n"
         "Examples:\n"
         "  queuectl cron add nightly '30 2 * * *' reports --tz Europe/Berlin\n"
         "  queuectl cron add sync '@every 10s' sync '{\"full\":false}' --overlap skip\n"
@@ -236,21 +254,24 @@ void setup_cron(CLI::App& app, Context& ctx) {
         pause ? "Stop a schedule firing (its ticks meanwhile are not run later)"
               : "Let a paused schedule fire again, from its next tick after now");
     sub->add_option("NAME", *name, "Schedule name")->required();
-    sub->footer(pause ? "Ticks while paused are neither fired nor counted missed.\nExample:\n"
-                        "  queuectl cron pause nightly"
-                      : "The next tick is the first after now.\nExample:\n  queuectl cron resume nightly");
+    sub->footer(
+        pause ? "Ticks while paused are neither fired nor counted missed.\nExample:\n"
+                "  queuectl cron pause nightly"
+              : "The next tick is the first after now.\nExample:\n  queuectl cron resume nightly");
     sub->callback([&ctx, name, pause] {
       validate_schedule_name(*name);
       const bool changed = ScheduleRepository(ctx.migrated_db()).set_paused(*name, pause);
       Output out;
       out.document = {{"name", *name}, {"paused", pause}, {"changed", changed}};
-      out.lines = {"schedule " + *name + (changed ? (pause ? " paused" : " resumed")
-                                                 : (pause ? " was already paused" : " was not paused"))};
+      out.lines = {"schedule " + *name +
+                   (changed ? (pause ? " paused" : " resumed")
+                            : (pause ? " was already paused" : " was not paused"))};
       ctx.print_report(out);
     });
   }
   {
-    auto* sub = cron->add_subcommand("list", "The schedules: next run in their zone and in UTC, last run and its job");
+    auto* sub = cron->add_subcommand(
+        "list", "The schedules: next run in their zone and in UTC, last run and its job");
     sub->footer(
         "STATE is ok, paused, or LATE: the next tick is older than its --misfire-after window, so\n"
         "nothing is firing it (no worker of its queue, no cron tick).\n"
@@ -268,10 +289,13 @@ void setup_cron(CLI::App& app, Context& ctx) {
     auto name = std::make_shared<std::string>();
     auto next = std::make_shared<int>(5);
     auto fires = std::make_shared<int>(10);
-    auto* sub = cron->add_subcommand("show", "One schedule: its next fire times and its recent fires with their jobs");
+    auto* sub = cron->add_subcommand(
+        "show", "One schedule: its next fire times and its recent fires with their jobs");
     sub->add_option("NAME", *name, "Schedule name")->required();
-    sub->add_option("--next", *next, "How many coming fire times to show (default 5)")->type_name("N");
-    sub->add_option("--fires", *fires, "How many recent fires to show (default 10, at most 100 are kept)")
+    sub->add_option("--next", *next, "How many coming fire times to show (default 5)")
+        ->type_name("N");
+    sub->add_option("--fires", *fires,
+                    "How many recent fires to show (default 10, at most 100 are kept)")
         ->type_name("N");
     sub->footer(
         "The coming fire times are shown in the schedule's zone and in UTC, so daylight saving\n"
@@ -303,7 +327,8 @@ void setup_cron(CLI::App& app, Context& ctx) {
   }
   {
     auto name = std::make_shared<std::string>();
-    auto* sub = cron->add_subcommand("trigger", "Fire a schedule now, once (its ticks go on as before)");
+    auto* sub =
+        cron->add_subcommand("trigger", "Fire a schedule now, once (its ticks go on as before)");
     sub->add_option("NAME", *name, "Schedule name")->required();
     sub->footer(
         "One job now, whatever the schedule, its pause or --overlap say; shown by cron show\n"
@@ -321,8 +346,10 @@ void setup_cron(CLI::App& app, Context& ctx) {
     auto path = std::make_shared<std::string>();
     auto prune = std::make_shared<bool>(false);
     auto dry_run = std::make_shared<bool>(false);
-    auto* sub = cron->add_subcommand("apply", "Make a file of schedules the truth (for CI and configuration management)");
-    sub->add_option("FILE", *path, "One JSON object a line (- reads stdin); # starts a comment line")
+    auto* sub = cron->add_subcommand(
+        "apply", "Make a file of schedules the truth (for CI and configuration management)");
+    sub->add_option("FILE", *path,
+                    "One JSON object a line (- reads stdin); # starts a comment line")
         ->required();
     sub->add_flag("--prune", *prune, "Also remove the schedules the file does not name");
     sub->add_flag("--dry-run", *dry_run, "Print what would change; write nothing");
@@ -332,7 +359,8 @@ void setup_cron(CLI::App& app, Context& ctx) {
         "takes them. The whole file is checked first (an error names its line and nothing is\n"
         "written), then applied in one transaction. Applying the same file again changes nothing.\n"
         "Example line:\n"
-        "  {\"name\":\"nightly\",\"schedule\":\"30 2 * * *\",\"tz\":\"Europe/Berlin\",\"queue\":\"reports\"}\n"
+        "  {\"name\":\"nightly\",\"schedule\":\"30 2 * * "
+        "*\",\"tz\":\"Europe/Berlin\",\"queue\":\"reports\"}\n"
         "Examples:\n"
         "  queuectl cron apply schedules.ndjson --dry-run\n"
         "  queuectl cron apply schedules.ndjson --prune");
@@ -345,7 +373,8 @@ void setup_cron(CLI::App& app, Context& ctx) {
   {
     auto queue = std::make_shared<std::string>();
     auto batch = std::make_shared<int>(100);
-    auto* sub = cron->add_subcommand("tick", "Fire what is due now, once, and exit (for a system cron or a CronJob)");
+    auto* sub = cron->add_subcommand(
+        "tick", "Fire what is due now, once, and exit (for a system cron or a CronJob)");
     sub->add_option("--queue", *queue, "Only the schedules of this queue (default: all)");
     sub->add_option("--batch", *batch, "Schedules per transaction (default 100)")->type_name("N");
     sub->footer(
@@ -364,10 +393,10 @@ void setup_cron(CLI::App& app, Context& ctx) {
       const TickResult r = ScheduleRepository(ctx.migrated_db()).tick(q, *batch);
       ctx.print(tick_view(r));
       if (!r.errors.empty())
-        throw Error(r.errors.front() +
-                    (r.errors.size() > 1 ? " (and " + std::to_string(r.errors.size() - 1) +
-                                               " more; see queuectl cron list)"
-                                         : ""));
+        throw Error(r.errors.front() + (r.errors.size() > 1
+                                            ? " (and " + std::to_string(r.errors.size() - 1) +
+                                                  " more; see queuectl cron list)"
+                                            : ""));
     });
   }
 }

@@ -5,10 +5,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/cron_views.hpp"
-#include "db/schedule_repository.hpp"
 #include "cli/views.hpp"
 #include "core/display_text.hpp"
 #include "db/job_repository.hpp"
+#include "db/schedule_repository.hpp"
 
 namespace queuectl {
 namespace {

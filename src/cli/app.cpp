@@ -90,8 +90,10 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
       if (!left.empty()) {
         what = "unknown " + cmd->get_name() + " subcommand '" + left.front() + "'";
-        if (auto near = nearest(left.front(), names)) what += "; did you mean " + *near + "?";
-        else what += " (one of " + list + ")";
+        if (auto near = nearest(left.front(), names))
+          what += "; did you mean " + *near + "?";
+        else
+          what += " (one of " + list + ")";
       } else if (!names.empty()) {
         what = cmd->get_name() + " needs a subcommand: one of " + list;
       }

@@ -13,7 +13,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json opt_num(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(); }
+json opt_num(const std::optional<std::int64_t>& v) {
+  return v ? json(*v) : json();
+}
 
 std::string relative(std::int64_t t, std::int64_t now) {
   if (t == now) return "now";
@@ -84,8 +86,8 @@ json schedule_json(const Schedule& s, std::int64_t now) {
 Output schedules_view(const std::vector<Schedule>& schedules, std::int64_t now) {
   Output out;
   out.document = json::array();
-  const std::vector<Fit> fit = {Fit::shrink, Fit::shrink, Fit::keep, Fit::shrink, Fit::keep,
-                                Fit::keep,   Fit::keep,   Fit::keep};
+  const std::vector<Fit> fit = {Fit::shrink, Fit::shrink, Fit::keep, Fit::shrink,
+                                Fit::keep,   Fit::keep,   Fit::keep, Fit::keep};
   Table t{{"NAME", "SCHEDULE", "TZ", "QUEUE", "NEXT", "NEXT (UTC)", "LAST", "STATE"}, {}, fit};
   for (const Schedule& s : schedules) {
     out.document.push_back(schedule_json(s, now));
@@ -98,9 +100,10 @@ Output schedules_view(const std::vector<Schedule>& schedules, std::int64_t now) 
       }
     }
     std::string state = s.paused ? "paused" : schedule_late(s, now) ? "LATE" : "ok";
-    t.rows.push_back({s.def.name, s.def.schedule, s.def.time_zone, s.def.queue,
-                      epoch_local(s.next_fire, s.def.time_zone) + " (" + relative(s.next_fire, now) + ")",
-                      epoch_utc(s.next_fire), last, state});
+    t.rows.push_back(
+        {s.def.name, s.def.schedule, s.def.time_zone, s.def.queue,
+         epoch_local(s.next_fire, s.def.time_zone) + " (" + relative(s.next_fire, now) + ")",
+         epoch_utc(s.next_fire), last, state});
   }
   out.elements = true;
   out.table = t;
@@ -133,15 +136,20 @@ Output schedule_view(const Schedule& s, std::int64_t now, const std::vector<std:
           std::to_string(d.priority) + ", max attempts " + std::to_string(d.max_attempts) +
           (d.group_key ? ", group " + *d.group_key : ""),
       std::string("misfire:    ") + misfire_name(d.misfire.mode) +
-          (d.misfire.mode == Misfire::all ? " (at most " + std::to_string(d.misfire.limit) + ")" : "") +
+          (d.misfire.mode == Misfire::all ? " (at most " + std::to_string(d.misfire.limit) + ")"
+                                          : "") +
           ", a tick more than " + human_duration(static_cast<double>(d.misfire.after.count())) +
           " late is missed; overlap " + (d.overlap_skip ? "skip" : "allow"),
-      std::string("state:      ") + (s.paused ? "paused" : schedule_late(s, now) ? "LATE" : "ok") +
+      std::string("state:      ") +
+          (s.paused                ? "paused"
+           : schedule_late(s, now) ? "LATE"
+                                   : "ok") +
           "; fired " + std::to_string(s.fired) + ", missed " + std::to_string(s.missed) +
           ", skipped " + std::to_string(s.skipped),
       "next runs:"};
   std::size_t local_width = 0;
-  for (std::int64_t t : coming) local_width = std::max(local_width, epoch_local(t, d.time_zone).size());
+  for (std::int64_t t : coming)
+    local_width = std::max(local_width, epoch_local(t, d.time_zone).size());
   for (std::int64_t t : coming) {
     std::string local = epoch_local(t, d.time_zone);
     local.resize(local_width, ' ');
@@ -200,12 +208,14 @@ Output apply_view(const std::vector<ApplyChange>& changes, bool dry_run) {
     doc.push_back({{"name", c.name}, {"change", outcome_name(c.outcome)}, {"fields", ch}});
     if (c.outcome == PutOutcome::unchanged) continue;
     ++changed;
-    std::string line = std::string(dry_run ? "would be " : "") + outcome_name(c.outcome) + ": " + c.name;
+    std::string line =
+        std::string(dry_run ? "would be " : "") + outcome_name(c.outcome) + ": " + c.name;
     out.lines.push_back(line);
     for (const std::string& s : c.changes) out.lines.push_back("  " + s);
   }
   out.lines.push_back(std::to_string(changed) + " of " + std::to_string(changes.size()) +
-                      " schedule(s) " + (dry_run ? "would change (dry run: nothing written)" : "changed"));
+                      " schedule(s) " +
+                      (dry_run ? "would change (dry run: nothing written)" : "changed"));
   out.document = {{"dry_run", dry_run}, {"changes", doc}};
   out.items = doc;
   out.report = !dry_run;
@@ -226,9 +236,10 @@ std::string schedules_prometheus(const std::vector<Schedule>& schedules, std::in
   family("queuectl_schedule_next_run_timestamp_seconds", "gauge",
          "When the schedule fires next (Unix time).",
          [](const Schedule& s) { return std::to_string(s.next_fire); });
-  family("queuectl_schedule_last_run_timestamp_seconds", "gauge",
-         "When the schedule last made a job: its tick, or the moment of a cron trigger (Unix time).",
-         [](const Schedule& s) { return s.last_fire ? std::to_string(*s.last_fire) : std::string(); });
+  family(
+      "queuectl_schedule_last_run_timestamp_seconds", "gauge",
+      "When the schedule last made a job: its tick, or the moment of a cron trigger (Unix time).",
+      [](const Schedule& s) { return s.last_fire ? std::to_string(*s.last_fire) : std::string(); });
   family("queuectl_schedule_fired_total", "counter", "Ticks that made a job.",
          [](const Schedule& s) { return std::to_string(s.fired); });
   family("queuectl_schedule_missed_total", "counter",

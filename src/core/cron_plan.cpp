@@ -30,7 +30,9 @@ FirePlan plan_fires(const CronSchedule& schedule, const date::time_zone* zone,
   constexpr std::int64_t kMaxCounted = 1000000;
   const std::int64_t after = std::max<std::int64_t>(0, policy.after.count());
   auto next_of = [&](std::int64_t t) {
-    return schedule.next_after(SysSeconds(std::chrono::seconds(t)), zone).time_since_epoch().count();
+    return schedule.next_after(SysSeconds(std::chrono::seconds(t)), zone)
+        .time_since_epoch()
+        .count();
   };
   FirePlan plan;
   std::int64_t late = 0;

@@ -16,8 +16,8 @@ enum class Misfire { once, skip, all };
 
 struct MisfirePolicy {
   Misfire mode = Misfire::once;
-  int limit = 100;                     // `all`: at most this many missed ticks run (the latest)
-  std::chrono::seconds after{60};      // a tick later than this is missed
+  int limit = 100;                 // `all`: at most this many missed ticks run (the latest)
+  std::chrono::seconds after{60};  // a tick later than this is missed
 };
 
 // "once", "skip", "all"; throws UsageError otherwise.

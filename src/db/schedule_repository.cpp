@@ -85,10 +85,11 @@ std::vector<Schedule> fetch_schedules(soci::session& session, const std::string&
   return out;
 }
 
-std::optional<Schedule> one_schedule(Database& db, const std::string& sql, const std::string& name) {
+std::optional<Schedule> one_schedule(Database& db, const std::string& sql,
+                                     const std::string& name) {
   std::string n = name;
-  auto rows = fetch_schedules(db.session(), sql,
-                              [&](soci::statement& st) { st.exchange(use(n, "name")); });
+  auto rows =
+      fetch_schedules(db.session(), sql, [&](soci::statement& st) { st.exchange(use(n, "name")); });
   if (rows.empty()) return std::nullopt;
   return rows.front();
 }
@@ -110,7 +111,8 @@ std::string utc_text(std::int64_t seconds) {
 }
 
 // Inserts one job of the schedule; run_at the tick (none: now). Returns its id.
-std::int64_t insert_job(Database& db, const ScheduleDefinition& d, std::optional<std::int64_t> tick) {
+std::int64_t insert_job(Database& db, const ScheduleDefinition& d,
+                        std::optional<std::int64_t> tick) {
   auto& s = db.session();
   const Statements& q = db.sql();
   std::string queue = d.queue, payload = d.payload;
@@ -206,7 +208,8 @@ PutOutcome ScheduleRepository::put_locked(const ScheduleDefinition& def, bool dr
     next = first_tick_after(def.schedule, def.time_zone, read_now(db_));
   std::string name = def.name, queue = def.queue, payload = def.payload,
               group = def.group_key.value_or(""), schedule = def.schedule, tz = def.time_zone,
-              misfire = misfire_name(def.misfire.mode), overlap = def.overlap_skip ? "skip" : "allow";
+              misfire = misfire_name(def.misfire.mode),
+              overlap = def.overlap_skip ? "skip" : "allow";
   int priority = def.priority, max_attempts = def.max_attempts, limit = def.misfire.limit;
   int after = static_cast<int>(def.misfire.after.count());
   soci::indicator group_ind = def.group_key ? soci::i_ok : soci::i_null;
@@ -227,8 +230,8 @@ std::vector<ApplyChange> ScheduleRepository::apply(const std::vector<ScheduleDef
     std::map<std::string, const ScheduleDefinition*> wanted;
     for (const ScheduleDefinition& d : defs) wanted[d.name] = &d;
     std::map<std::string, ScheduleDefinition> stored;
-    for (const Schedule& s :
-         fetch_schedules(db_.session(), db_.sql().schedules.list, [](soci::statement&) {}, true))
+    for (const Schedule& s : fetch_schedules(
+             db_.session(), db_.sql().schedules.list, [](soci::statement&) {}, true))
       stored[s.def.name] = s.def;
     for (const auto& [name, def] : wanted) {
       ApplyChange c{name, put_locked(*def, dry_run), {}};
@@ -251,7 +254,8 @@ std::vector<ApplyChange> ScheduleRepository::apply(const std::vector<ScheduleDef
   return out;
 }
 
-std::vector<std::string> definition_changes(const ScheduleDefinition& a, const ScheduleDefinition& b) {
+std::vector<std::string> definition_changes(const ScheduleDefinition& a,
+                                            const ScheduleDefinition& b) {
   std::vector<std::string> out;
   auto quoted = [](const std::string& v) { return "'" + v + "'"; };
   auto add = [&](const char* field, const std::string& from, const std::string& to) {
@@ -305,7 +309,8 @@ bool ScheduleRepository::set_paused(const std::string& name, bool paused) {
 std::vector<Schedule> ScheduleRepository::list() {
   std::vector<Schedule> out;
   db_.retrying([&] {
-    out = fetch_schedules(db_.session(), db_.sql().schedules.list, [](soci::statement&) {}, true);
+    out = fetch_schedules(
+        db_.session(), db_.sql().schedules.list, [](soci::statement&) {}, true);
   });
   return out;
 }
@@ -337,10 +342,10 @@ std::vector<ScheduleFire> ScheduleRepository::recent_fires(const std::string& na
     int status = 0;
     std::string at;
     soci::indicator tick_ind, job_ind, status_ind;
-    soci::statement st = (db_.session().prepare << db_.sql().schedules.recent_fires,
-                          soci::into(seq), soci::into(tick, tick_ind), soci::into(job, job_ind),
-                          soci::into(missed), soci::into(status, status_ind), soci::into(at),
-                          use(n, "name"), use(lim, "limit"));
+    soci::statement st =
+        (db_.session().prepare << db_.sql().schedules.recent_fires, soci::into(seq),
+         soci::into(tick, tick_ind), soci::into(job, job_ind), soci::into(missed),
+         soci::into(status, status_ind), soci::into(at), use(n, "name"), use(lim, "limit"));
     for (bool got = st.execute(true); got; got = st.fetch()) {
       ScheduleFire f;
       f.seq = seq;
@@ -367,12 +372,13 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
     std::string qn = queue.value_or("");
     soci::indicator q_ind = queue ? soci::i_ok : soci::i_null;
     int b = batch, past = skip;
-    const std::vector<Schedule> due = fetch_schedules(db_.session(), q.due_pick, [&](soci::statement& st) {
-      st.exchange(use(qn, q_ind, "queue"));
-      st.exchange(use(now, "now"));
-      st.exchange(use(b, "batch"));
-      st.exchange(use(past, "skip"));
-    });
+    const std::vector<Schedule> due =
+        fetch_schedules(db_.session(), q.due_pick, [&](soci::statement& st) {
+          st.exchange(use(qn, q_ind, "queue"));
+          st.exchange(use(now, "now"));
+          st.exchange(use(b, "batch"));
+          st.exchange(use(past, "skip"));
+        });
     handled = static_cast<int>(due.size());
     for (const Schedule& s : due) {
       CronSchedule cron;
@@ -409,14 +415,15 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
                 fires = static_cast<long long>(events.size());
       soci::indicator lf_ind = last_fire ? soci::i_ok : soci::i_null;
       soci::indicator lj_ind = new_job ? soci::i_ok : soci::i_null;
-      soci::statement adv = (db_.session().prepare << q.advance, use(next, "next_fire"),
-                             use(lf, lf_ind, "last_fire"), use(lj, lj_ind, "last_job_id"),
-                             use(fired, "fired"), use(missed, "missed"), use(sk, "skipped"),
-                             use(fires, "fires"), use(name, "name"), use(old_next, "old_next"));
+      soci::statement adv =
+          (db_.session().prepare << q.advance, use(next, "next_fire"), use(lf, lf_ind, "last_fire"),
+           use(lj, lj_ind, "last_job_id"), use(fired, "fired"), use(missed, "missed"),
+           use(sk, "skipped"), use(fires, "fires"), use(name, "name"), use(old_next, "old_next"));
       adv.execute(true);
       if (adv.get_affected_rows() != 1) throw ScheduleRace{};
       std::int64_t seq = s.seq;
-      for (const FireEvent& e : events) record_fire(db_, name, ++seq, e.tick, e.job_id, e.stands_for);
+      for (const FireEvent& e : events)
+        record_fire(db_, name, ++seq, e.tick, e.job_id, e.stands_for);
       prune_fires(db_, name, seq);
       mine.fires.insert(mine.fires.end(), events.begin(), events.end());
       mine.jobs += jobs;
@@ -473,7 +480,8 @@ FireEvent ScheduleRepository::trigger(const std::string& name) {
   db_.transaction([&] {
     const std::optional<Schedule> s = one_schedule(db_, db_.sql().schedules.lock, name);
     if (!s) throw NotFound("no schedule named " + name + " (see queuectl cron list)");
-    event = FireEvent{s->def.name, s->def.queue, std::nullopt, insert_job(db_, s->def, std::nullopt), 0};
+    event = FireEvent{s->def.name, s->def.queue, std::nullopt,
+                      insert_job(db_, s->def, std::nullopt), 0};
     std::string n = name;
     long long job = *event.job_id, now = read_now(db_);
     db_.session() << db_.sql().schedules.triggered, use(n, "name"), use(job, "last_job_id"),

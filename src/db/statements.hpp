@@ -248,16 +248,16 @@ struct GroupStatements {
 // misfire_after, overlap, paused (0/1), next_fire, last_fire, last_job_id, fired, missed,
 // skipped, seq.
 struct ScheduleStatements {
-  std::string now;        // -> the database's now, whole seconds
-  std::string get;        // :name -> the columns
-  std::string lock;       // :name -> the columns, the row locked for this transaction
-  std::string list;       // -> the columns, then the status of the last job (NULL: none)
-  std::string names;      // -> name, in order
+  std::string now;    // -> the database's now, whole seconds
+  std::string get;    // :name -> the columns
+  std::string lock;   // :name -> the columns, the row locked for this transaction
+  std::string list;   // -> the columns, then the status of the last job (NULL: none)
+  std::string names;  // -> name, in order
   // :name :queue :payload :priority :max_attempts :group_key :schedule :time_zone :misfire
   // :misfire_limit :misfire_after :overlap :next_fire
   std::string insert;
-  std::string redefine;   // the same binds: replaces the definition, keeps state and counts
-  std::string remove;     // :name
+  std::string redefine;      // the same binds: replaces the definition, keeps state and counts
+  std::string remove;        // :name
   std::string remove_fires;  // :name
   std::string set_paused;    // :name :paused (0/1) :next_fire
   // Firing. any_due (:queue NULL for all) -> a row when a schedule is due now, read without
@@ -273,8 +273,8 @@ struct ScheduleStatements {
   std::string advance;
   // A fire by hand (cron trigger): :name :last_job_id :last_fire (now); seq grows by one.
   std::string triggered;
-  std::string record_fire;   // :name :seq :tick (NULL by hand) :job_id :missed
-  std::string prune_fires;   // :name :below (deletes seq <= :below)
+  std::string record_fire;  // :name :seq :tick (NULL by hand) :job_id :missed
+  std::string prune_fires;  // :name :below (deletes seq <= :below)
   // :name :limit -> seq, tick, job_id, missed, the job's status (NULL: gone), fired_at
   // (RFC 3339); newest first.
   std::string recent_fires;

@@ -51,8 +51,8 @@ struct TopSnapshot {
   // Queues with jobs ready, scheduled, processing or failed, jobs done in the last minute,
   // or a setting that is not the default; by name.
   std::vector<TopQueue> queues;
-  std::vector<TopWorker> workers;    // most leases first
-  std::vector<TopFailure> failures;  // newest first
+  std::vector<TopWorker> workers;               // most leases first
+  std::vector<TopFailure> failures;             // newest first
   std::vector<TopLateSchedule> late_schedules;  // most overdue first
 };
 

@@ -34,7 +34,8 @@ Housekeeping::Housekeeping(DbUrl url, std::string queue, HousekeepingPlan plan,
   // leaves other leases to the workers that stay. The first purge reads the retention at
   // the first turn.
   const auto now = std::chrono::steady_clock::now();
-  next_reap_ = now + std::max<std::chrono::milliseconds>(plan_.reap_every, std::chrono::seconds(15));
+  next_reap_ =
+      now + std::max<std::chrono::milliseconds>(plan_.reap_every, std::chrono::seconds(15));
   next_purge_ = now;
   thread_ = start_helper_thread([this] { loop(); });
 }
@@ -63,7 +64,8 @@ void Housekeeping::turn(Database& db, std::chrono::steady_clock::time_point now)
   if (errors != last_errors_ && !errors.empty()) log_(errors);
   last_errors_ = errors;
   if (fired.missed > 0 && fired.fires.empty())
-    log_(std::to_string(fired.missed) + " missed tick(s) of queue " + queue_ + "'s schedules skipped");
+    log_(std::to_string(fired.missed) + " missed tick(s) of queue " + queue_ +
+         "'s schedules skipped");
   if (now >= next_reap_) {
     next_reap_ = now + plan_.reap_every;
     ReapOptions o;
@@ -79,8 +81,8 @@ void Housekeeping::turn(Database& db, std::chrono::steady_clock::time_point now)
   if (now >= next_purge_) {
     AdminRepository admin(db);
     const QueueSettings s = admin.settings(queue_);
-    next_purge_ = now + HousekeepingPlan::purge_every(
-                            s.retain ? std::optional(s.retain->chrono()) : std::nullopt);
+    next_purge_ = now + HousekeepingPlan::purge_every(s.retain ? std::optional(s.retain->chrono())
+                                                               : std::nullopt);
     if (s.retain) {
       FinishedFilter f;
       f.queue = queue_;

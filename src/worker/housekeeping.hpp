@@ -19,13 +19,13 @@
 namespace queuectl {
 
 // How often and how much. Reaping starts 15 s after the worker and comes every half lease
-// (the worker's --lease), between 1s and 15s; purging every tenth of the queue's retention, between 1s and 60s (read again at
-// each purge, so a retention set later is applied within a minute).
+// (the worker's --lease), between 1s and 15s; purging every tenth of the queue's retention, between
+// 1s and 60s (read again at each purge, so a retention set later is applied within a minute).
 struct HousekeepingPlan {
   std::chrono::milliseconds fire_every{1000};
   int fire_batch = 100;  // schedules per turn
   std::chrono::milliseconds reap_every{15000};
-  int reap_batch = 500;  // expired leases per turn
+  int reap_batch = 500;    // expired leases per turn
   int purge_batch = 1000;  // finished jobs per turn
 
   static HousekeepingPlan for_lease(std::chrono::milliseconds lease);

@@ -348,7 +348,8 @@ WorkerSummary Worker::run() {
   }
   calls_ = std::make_unique<CallThread>([this] { signals_.wake(); });
   if (o_.housekeeping)
-    housekeeping_ = std::make_unique<Housekeeping>(url_, o_.queue, HousekeepingPlan::for_lease(o_.lease.chrono()), log_);
+    housekeeping_ = std::make_unique<Housekeeping>(
+        url_, o_.queue, HousekeepingPlan::for_lease(o_.lease.chrono()), log_);
   while (true) {
     const auto now = Clock::now();
     on_signals(SignalScope::stops(), now);

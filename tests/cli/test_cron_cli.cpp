@@ -27,13 +27,17 @@ std::int64_t epoch_s(const json& v) {
   return static_cast<std::int64_t>(timegm(&tm));
 }
 
-json schedules(const std::string& url) { return ok_json(url, {"cron", "list"}); }
+json schedules(const std::string& url) {
+  return ok_json(url, {"cron", "list"});
+}
 
 json schedule(const std::string& url, const std::string& name) {
   return ok_json(url, {"cron", "show", name});
 }
 
-json tick(const std::string& url) { return ok_json(url, {"cron", "tick"}); }
+json tick(const std::string& url) {
+  return ok_json(url, {"cron", "tick"});
+}
 
 // The schedules as stored, without what changes by itself (relative times).
 std::string stored_schedules(const std::string& url) {
@@ -114,7 +118,9 @@ TEST_CASE("cli: cron: add, list, show, pause, resume, trigger, remove") {
 
   // Prometheus beside the queues.
   RunResult prom = ok(url, {"-o", "prometheus", "stats"});
-  CHECK(contains(prom.out, "queuectl_schedule_next_run_timestamp_seconds{schedule=\"nightly\",queue=\"reports\"} "));
+  CHECK(contains(
+      prom.out,
+      "queuectl_schedule_next_run_timestamp_seconds{schedule=\"nightly\",queue=\"reports\"} "));
   CHECK(contains(prom.out, "queuectl_schedule_late{schedule=\"nightly\",queue=\"reports\"} 0\n"));
 
   // remove; a second remove and the other commands name the missing schedule, exit 4.
@@ -139,7 +145,8 @@ TEST_CASE("cli: cron: bad input names what is wrong, exit 2, nothing written") {
   rejects(fixture, {"cron", "add", "x", "@every 0s", "q"}, "@every");
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--tz", "Mars/Olympus"}, "Mars/Olympus");
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire", "twice"}, "--misfire");
-  rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire-after", "500ms"}, "--misfire-after");
+  rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire-after", "500ms"},
+          "--misfire-after");
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire-limit", "0"}, "--misfire-limit");
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--overlap", "queue"}, "--overlap");
   rejects(fixture, {"cron", "add", "bad name", "@daily", "q"}, "invalid schedule name");
@@ -159,7 +166,8 @@ TEST_CASE("cli: cron: a schedule that cannot fire is named, and the others still
   ok(url, {"cron", "add", "broken", "@every 1s", "q"});
   ok(url, {"cron", "add", "fine", "@every 1s", "q"});
   // A zone this host does not know, as after a hand edit or on a host with older tzdata.
-  fixture.db().session() << "UPDATE queuectl_schedules SET time_zone = 'Mars/Olympus' WHERE name = 'broken'";
+  fixture.db().session()
+      << "UPDATE queuectl_schedules SET time_zone = 'Mars/Olympus' WHERE name = 'broken'";
   sleep_ms(2100);
   // One schedule a batch: the broken one comes first every time, and is passed over.
   RunResult r = queuectl(url, {"cron", "tick", "--batch", "1"});
@@ -177,7 +185,8 @@ TEST_CASE("cli: cron: a schedule that cannot fire is named, and the others still
   CHECK(schedule(url, "broken")["fired"] == 0);
 }
 
-TEST_CASE("cli: cron: apply makes a file the truth, idempotent; dry run and bad files write nothing") {
+TEST_CASE(
+    "cli: cron: apply makes a file the truth, idempotent; dry run and bad files write nothing") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
@@ -185,9 +194,11 @@ TEST_CASE("cli: cron: apply makes a file the truth, idempotent; dry run and bad 
   ok(url, {"cron", "add", "old", "@daily", "q"});
   write_file(file,
              "# the schedules of team A\n"
-             "{\"name\":\"nightly\",\"schedule\":\"30 2 * * *\",\"tz\":\"Europe/Berlin\",\"queue\":\"reports\"}\n"
+             "{\"name\":\"nightly\",\"schedule\":\"30 2 * * "
+             "*\",\"tz\":\"Europe/Berlin\",\"queue\":\"reports\"}\n"
              "\n"
-             "{\"name\":\"sync\",\"schedule\":\"@every 10s\",\"queue\":\"sync\",\"payload\":{\"full\":false},"
+             "{\"name\":\"sync\",\"schedule\":\"@every "
+             "10s\",\"queue\":\"sync\",\"payload\":{\"full\":false},"
              "\"overlap\":\"skip\",\"priority\":2}\n");
   RunResult first = ok(url, {"cron", "apply", file});
   CHECK(contains(first.out, "added: nightly"));
@@ -204,8 +215,10 @@ TEST_CASE("cli: cron: apply makes a file the truth, idempotent; dry run and bad 
 
   // A dry run of a changed file with --prune says what it would do and writes nothing.
   write_file(file,
-             "{\"name\":\"nightly\",\"schedule\":\"0 3 * * *\",\"tz\":\"Europe/Berlin\",\"queue\":\"reports\"}\n"
-             "{\"name\":\"sync\",\"schedule\":\"@every 10s\",\"queue\":\"sync\",\"payload\":{\"full\":false},"
+             "{\"name\":\"nightly\",\"schedule\":\"0 3 * * "
+             "*\",\"tz\":\"Europe/Berlin\",\"queue\":\"reports\"}\n"
+             "{\"name\":\"sync\",\"schedule\":\"@every "
+             "10s\",\"queue\":\"sync\",\"payload\":{\"full\":false},"
              "\"overlap\":\"skip\",\"priority\":2}\n");
   RunResult dry = ok(url, {"cron", "apply", file, "--prune", "--dry-run"});
   CHECK(contains(dry.out, "would be replaced: nightly"));
@@ -267,7 +280,8 @@ TEST_CASE("cli: cron: after downtime, misfire once, skip and all do what the REA
     for (std::size_t i = 1; i < t.size(); ++i) CHECK(t[i] == t[i - 1] + 1);
     json s = schedule(url, mode);
     CHECK(epoch_s(s["next_run_at"]) == t.back() + 1);
-    CHECK(s["missed"].get<std::int64_t>() + s["fired"].get<std::int64_t>() == t.back() - first[mode] + 1);
+    CHECK(s["missed"].get<std::int64_t>() + s["fired"].get<std::int64_t>() ==
+          t.back() - first[mode] + 1);
   }
   // once: one job for the missed ticks (the oldest fire, standing for the others), then the
   // 2 or 3 on time.
@@ -286,7 +300,8 @@ TEST_CASE("cli: cron: after downtime, misfire once, skip and all do what the REA
   // Each job's run_at is its tick.
   for (const auto& f : fires["once"]) {
     json job = show(url, f["job_id"].get<std::int64_t>());
-    CHECK(job["run_at"].get<std::string>().substr(0, 19) == f["tick"].get<std::string>().substr(0, 19));
+    CHECK(job["run_at"].get<std::string>().substr(0, 19) ==
+          f["tick"].get<std::string>().substr(0, 19));
   }
 }
 
@@ -362,14 +377,15 @@ TEST_CASE("cli: cron: two workers reap their queue's expired leases and purge pa
   ok(url, {"ack", id_text(other_job), "--token", other_job["lock_token"].get<std::string>()});
   ok(url, {"queue", "other", "--retain", "1s"});
 
-  const int a = cleanup.child(spawn_queuectl(url, {"work", "kept", "--lease", "2s", "--", "true"},
-                                             dir.path() + "/a.log"));
-  const int b = cleanup.child(spawn_queuectl(url, {"work", "kept", "--lease", "2s", "--", "true"},
-                                             dir.path() + "/b.log"));
+  const int a = cleanup.child(
+      spawn_queuectl(url, {"work", "kept", "--lease", "2s", "--", "true"}, dir.path() + "/a.log"));
+  const int b = cleanup.child(
+      spawn_queuectl(url, {"work", "kept", "--lease", "2s", "--", "true"}, dir.path() + "/b.log"));
   auto gone = [&](std::int64_t id) {
     return queuectl(url, {"show", std::to_string(id)}).exit_code == 4;
   };
-  CHECK(wait_until([&] { return gone(finished[0]) && gone(finished[1]) && gone(finished[2]); }, 30000));
+  CHECK(wait_until([&] { return gone(finished[0]) && gone(finished[1]) && gone(finished[2]); },
+                   30000));
   CHECK(wait_until([&] { return gone(expiring); }, 45000));
   CHECK(show(url, later)["status"] == "ready");
   CHECK(show(url, held)["status"] == "processing");

@@ -38,9 +38,8 @@ std::string base_url() {
 namespace {
 
 void drop_schema(Database& db) {
-  for (const char* table :
-       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
-        "queuectl_schedule_fires", "queuectl_schema_migrations"})
+  for (const char* table : {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
+                            "queuectl_schedule_fires", "queuectl_schema_migrations"})
     db.session() << (std::string("DROP TABLE IF EXISTS ") + table);
 }
 

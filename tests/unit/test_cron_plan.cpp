@@ -75,8 +75,8 @@ TEST_CASE("plan_fires: after downtime, once, skip and all") {
   CHECK(skip.next == kMidnight + 660);
 
   FirePlan all3 = plan_fires(minutely, nullptr, kMidnight, now, policy(Misfire::all, 3));
-  CHECK(ticks(all3) == std::vector<std::int64_t>{kMidnight + 420, kMidnight + 480,
-                                                 kMidnight + 540, kMidnight + 600});
+  CHECK(ticks(all3) == std::vector<std::int64_t>{kMidnight + 420, kMidnight + 480, kMidnight + 540,
+                                                 kMidnight + 600});
   CHECK(all3.missed == 7);
   FirePlan all_of_them = plan_fires(minutely, nullptr, kMidnight, now, policy(Misfire::all, 100));
   CHECK(all_of_them.fire.size() == 11);

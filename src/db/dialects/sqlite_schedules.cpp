@@ -67,7 +67,8 @@ ScheduleStatements make_schedules() {
      WHERE name = :name AND next_fire = :old_next AND paused = 0)";
   s.triggered = R"(
     UPDATE queuectl_schedules
-       SET last_job_id = :last_job_id, last_fire = :last_fire, seq = seq + 1, updated_at = )" QC_NOW R"(
+       SET last_job_id = :last_job_id, last_fire = :last_fire, seq = seq + 1, updated_at = )" QC_NOW
+                R"(
      WHERE name = :name)";
   s.record_fire = R"(
     INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed)
