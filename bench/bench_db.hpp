@@ -27,7 +27,8 @@ inline double seconds_since(Clock::time_point t0) {
 // Drops queuectl's tables and migrates from scratch.
 inline void drop_and_migrate(Database& db) {
   for (const char* table :
-       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"}) {
+       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
+        "queuectl_schedule_fires", "queuectl_rate_keys", "queuectl_schema_migrations"}) {
     db.session() << std::string("DROP TABLE IF EXISTS ") + table;
   }
   Migrator(db).apply();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/limits.sh — what a concurrency limit (queue --max-processing) costs the claim, on
-# PostgreSQL, MariaDB and SQLite.
+# bench/limits.sh — what a concurrency limit (queue --max-processing) and a rate limit (queue
+# --rate) cost the claim, on PostgreSQL, MariaDB and SQLite.
 #
 #   bash bench/limits.sh              # from the repository root (or anywhere); ~3 minutes
 #
@@ -10,12 +10,15 @@
 # ack_many until the queue is empty) without a limit and with one, alternately, $REPEAT
 # times each. The limit is $LIMIT: above W x B, so it never throttles, and what is measured
 # is the work of enforcing it (the queue's settings row locked, the processing jobs counted)
-# against the claim without it. The figure is the median of the per-run ratios
+# against the claim without it. The rate is $RATE starts a second with a burst as large,
+# far above what the claim achieves, so it never throttles either: what is measured is the
+# bucket read, refilled and written by every claim. The figure is the median of the per-run ratios
 # limited / unlimited of jobs per second, measured in the same run: read the ratios, not
 # the absolute figures (this machine is shared and noisy). Nothing is asserted.
 #
 # Knobs (environment): BUILD_DIR, BACKENDS ("postgresql mysql sqlite"), WORKERS (2),
-# BATCHES ("1 100"), JOBS_B1 (3000), JOBS_B100 (20000), LIMIT (1000), REPEAT (3), PG_URL and
+# BATCHES ("1 100"), JOBS_B1 (3000), JOBS_B100 (20000), LIMIT (1000), RATE (1000000),
+# KINDS ("max-processing rate"), REPEAT (3), PG_URL and
 # MYSQL_URL (servers already running; the database name must contain "bench" or "test").
 set -euo pipefail
 
@@ -28,6 +31,8 @@ BATCHES=${BATCHES:-1 100}
 JOBS_B1=${JOBS_B1:-3000}
 JOBS_B100=${JOBS_B100:-20000}
 LIMIT=${LIMIT:-1000}
+RATE=${RATE:-1000000}
+KINDS=${KINDS:-max-processing rate}
 REPEAT=${REPEAT:-3}
 
 say() { printf '== %s\n' "$*" >&2; }
@@ -60,32 +65,39 @@ fi
 PG_URL=${PG_URL:-${QUEUECTL_TEST_PG_URL:-}}
 MYSQL_URL=${MYSQL_URL:-${QUEUECTL_TEST_MYSQL_URL:-}}
 
-printf '| claim+ack, W=%s, limit %s vs none: jobs/s ratio (median of %s runs each) | batch |' \
-  "$WORKERS" "$LIMIT" "$REPEAT"
+printf '| claim+ack, W=%s, with a limit vs none: jobs/s ratio (median of %s runs each) | batch |' \
+  "$WORKERS" "$REPEAT"
 for b in $BACKENDS; do printf ' %s |' "$b"; done
 printf '\n|---|---:|'
 for b in $BACKENDS; do printf -- '---:|'; done
 printf '\n'
-for batch in $BATCHES; do
-  row="| limited / unlimited | $batch |"
-  for b in $BACKENDS; do
-    case $b in
-      postgresql) url=$PG_URL ;;
-      mysql) url=$MYSQL_URL ;;
-      sqlite) url="sqlite://$TMP/queuectl_bench.db"; [[ -e $TMP/queuectl_bench.db ]] || : >"$TMP/queuectl_bench.db" ;;
-    esac
-    ratios=""
-    for ((r = 1; r <= REPEAT; r++)); do
-      free=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
-        --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" | grep '^claim_ack')
-      capped=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
-        --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" --max-processing "$LIMIT" | grep '^claim_ack')
-      echo "$free" >&2
-      echo "$capped" >&2
-      ratios+=$(awk -v a="$(field "$capped" jobs_per_s)" -v b="$(field "$free" jobs_per_s)" \
-        'BEGIN { printf "%.3f", a / b }')$'\n'
+for kind in $KINDS; do
+  case $kind in
+    max-processing) limit_args=(--max-processing "$LIMIT"); label="--max-processing $LIMIT / none" ;;
+    rate) limit_args=(--rate "$RATE"); label="--rate $RATE/s / none" ;;
+    *) die "unknown kind $kind (max-processing, rate)" ;;
+  esac
+  for batch in $BATCHES; do
+    row="| $label | $batch |"
+    for b in $BACKENDS; do
+      case $b in
+        postgresql) url=$PG_URL ;;
+        mysql) url=$MYSQL_URL ;;
+        sqlite) url="sqlite://$TMP/queuectl_bench.db"; [[ -e $TMP/queuectl_bench.db ]] || : >"$TMP/queuectl_bench.db" ;;
+      esac
+      ratios=""
+      for ((r = 1; r <= REPEAT; r++)); do
+        free=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+          --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" | grep '^claim_ack')
+        capped=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+          --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" "${limit_args[@]}" | grep '^claim_ack')
+        echo "$free" >&2
+        echo "$capped" >&2
+        ratios+=$(awk -v a="$(field "$capped" jobs_per_s)" -v b="$(field "$free" jobs_per_s)" \
+          'BEGIN { printf "%.3f", a / b }')$'\n'
+      done
+      row+=" $(median <<<"$ratios" | awk '{ printf "%.2f", $1 }') |"
     done
-    row+=" $(median <<<"$ratios" | awk '{ printf "%.2f", $1 }') |"
+    echo "$row"
   done
-  echo "$row"
 done

@@ -4,7 +4,7 @@
 //   queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats] [--reset-only]
 //               [--workers 1,2,4] [--batches 1,100] [--jobs-b1 3000] [--jobs-b100 20000]
 //               [--jobs N] [--done 1000000] [--ready 1000] [--runs 20] [--queues 10]
-//               [--max-processing N]
+//               [--max-processing N] [--rate N]
 //   queue_bench --db URL --print-claim-sql
 //
 // --claim   claim+ack throughput: for each batch size B and worker count W, the queue is
@@ -12,7 +12,8 @@
 //           worker processes, each with its own connection, loop claim(limit B, lease 30s)
 //           + ack_many(claimed ids, token) until a claim comes back empty.
 //           --max-processing N gives the queue that concurrency limit first (0, the
-//           default: none), to measure what the limit costs the claim (bench/limits.sh).
+//           default: none), to measure what the limit costs the claim (bench/limits.sh);
+//           --rate N a rate limit of N starts a second with a burst of N (0: none).
 // --stats   JobRepository::stats latency with --done finished jobs and --ready ready jobs
 //           spread over --queues queues, after ANALYZE (VACUUM ANALYZE on PostgreSQL).
 // --reset-only  drop the tables and migrate, nothing else (run.sh uses it before timing
@@ -81,6 +82,7 @@ struct Options {
   std::string queue = "bench";
   bool print_claim_sql = false;
   int max_processing = 0;  // the queue's concurrency limit during --claim; 0: none
+  int rate = 0;            // the queue's rate limit (starts a second, burst as many); 0: none
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -88,7 +90,8 @@ struct Options {
             << "usage: queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats]\n"
                "                   [--reset-only] [--workers 1,2,4] [--batches 1,100]\n"
                "                   [--jobs-b1 N] [--jobs-b100 N] [--jobs N] [--done N]\n"
-               "                   [--ready N] [--runs N] [--queues N] [--max-processing N]\n";
+               "                   [--ready N] [--runs N] [--queues N] [--max-processing N]\n"
+               "                   [--rate N]\n";
   std::exit(2);
 }
 
@@ -147,6 +150,8 @@ Options parse_args(int argc, char** argv) {
       o.queues = static_cast<int>(parse_count(value(), a));
     else if (a == "--max-processing")
       o.max_processing = static_cast<int>(parse_count(value(), a));
+    else if (a == "--rate")
+      o.rate = static_cast<int>(parse_count(value(), a));
     else if (a == "--print-claim-sql")
       o.print_claim_sql = true;
     else if (a == "-h" || a == "--help")
@@ -298,6 +303,9 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
     generate_jobs(db, total, 0, o.queue, 1);
     AdminRepository(db).set_max_processing(
         o.queue, o.max_processing > 0 ? std::optional<int>(o.max_processing) : std::nullopt);
+    std::optional<RateLimit> rate;
+    if (o.rate > 0) rate = RateLimit{o.rate, 1000, o.rate, false};
+    AdminRepository(db).set_rate(o.queue, rate);
     analyze(db);
   }  // closed before fork: no connection is shared with the children
 
@@ -476,10 +484,11 @@ int main(int argc, char** argv) {
           char line[512];
           std::snprintf(line, sizeof line,
                         "claim_ack backend=%s workers=%d batch=%d jobs=%lld seconds=%.3f "
-                        "jobs_per_s=%.0f claim_ms=%.2f ack_many_ms=%.2f max_processing=%d\n",
+                        "jobs_per_s=%.0f claim_ms=%.2f ack_many_ms=%.2f max_processing=%d "
+                        "rate=%d\n",
                         backend.c_str(), f.workers, f.batch, f.jobs, f.seconds,
                         static_cast<double>(f.jobs) / f.seconds, f.claim_ms, f.ack_ms,
-                        o.max_processing);
+                        o.max_processing, o.rate);
           std::cout << line << std::flush;
         }
       }

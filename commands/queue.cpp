@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
+#include "core/rate_limit.hpp"
 #include "db/admin_repository.hpp"
 
 namespace queuectl {
@@ -17,6 +18,9 @@ struct QueueOptions {
   std::string dead_letter;
   std::string max_processing;
   std::string retain;
+  std::string rate;
+  std::string burst;
+  std::string rate_per_key;
 };
 
 // --max-processing: a whole number from 0 (no limit) to 1,000,000.
@@ -43,7 +47,37 @@ nlohmann::ordered_json settings_json(const QueueSettings& s) {
       {"strict_groups", s.strict_groups},
       {"dead_letter", s.dead_letter ? nlohmann::ordered_json(*s.dead_letter) : nullptr},
       {"max_processing", s.max_processing ? nlohmann::ordered_json(*s.max_processing) : nullptr},
-      {"retain", s.retain ? nlohmann::ordered_json(s.retain->str()) : nullptr}};
+      {"retain", s.retain ? nlohmann::ordered_json(s.retain->str()) : nullptr},
+      {"rate", s.rate ? nlohmann::ordered_json(s.rate->rate_text()) : nullptr},
+      {"burst", s.rate ? nlohmann::ordered_json(s.rate->burst) : nullptr},
+      {"rate_per_key", s.rate && s.rate->per_key}};
+}
+
+// --rate, --burst and --rate-per-key, checked together: the rate and its burst are one
+// setting (a new rate starts with a full bucket).
+std::optional<std::optional<RateLimit>> parse_rate_options(const QueueOptions& o) {
+  if (o.rate.empty()) {
+    if (!o.burst.empty() || !o.rate_per_key.empty())
+      throw UsageError(std::string(o.burst.empty() ? "--rate-per-key" : "--burst") +
+                       " needs --rate: the rate, its burst and its buckets are set together "
+                       "(queuectl queue Q --rate 20/s --burst 40)");
+    return std::nullopt;
+  }
+  if (o.rate == "none") {
+    if (!o.burst.empty() || !o.rate_per_key.empty())
+      throw UsageError("--rate none removes the limit: it takes no --burst or --rate-per-key");
+    return std::optional<RateLimit>();
+  }
+  RateLimit rate = parse_rate(o.rate);
+  if (!o.burst.empty()) rate.burst = parse_burst(o.burst);
+  rate.per_key = o.rate_per_key == "on";  // CLI11 checked on|off
+  return std::optional<RateLimit>(rate);
+}
+
+std::string rate_change(const std::optional<RateLimit>& rate) {
+  if (!rate) return "rate none (no limit)";
+  return "rate " + rate->rate_text() + " burst " + std::to_string(rate->burst) +
+         (rate->per_key ? " per group key" : "");
 }
 
 Output run_queue(Context& ctx, const QueueOptions& o) {
@@ -73,8 +107,10 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
                        o.retain.substr(0, 32) + "'");
   }
 
+  const std::optional<std::optional<RateLimit>> rate = parse_rate_options(o);
+
   // Only showing the settings is a read: it may run on a standby.
-  if (!strict && !set_dead_letter && !set_limit && !set_retain) ctx.access = Access::read;
+  if (!strict && !set_dead_letter && !set_limit && !set_retain && !rate) ctx.access = Access::read;
   AdminRepository admin(ctx.migrated_db());
   std::vector<std::string> changed;
   if (set_dead_letter) {
@@ -88,6 +124,10 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   if (set_retain) {
     admin.set_retain(o.queue, retain);
     changed.push_back("retain finished jobs " + (retain ? retain->str() : "forever (none)"));
+  }
+  if (rate) {
+    admin.set_rate(o.queue, *rate);
+    changed.push_back(rate_change(*rate));
   }
   if (strict) {
     admin.set_strict_groups(o.queue, *strict);
@@ -127,10 +167,24 @@ void setup_queue(CLI::App& app, Context& ctx) {
                   "Workers of this queue delete its finished jobs (done, failed, canceled) "
                   "older than DUR; none: keep them (the default)")
       ->type_name("DUR|none");
+  sub->add_option("--rate", o->rate,
+                  "At most N jobs of this queue started per second, minute or hour, across "
+                  "every worker and host (N/s, N/m, N/h); none: no limit (the default)")
+      ->type_name("N/s|N/m|N/h|none");
+  sub->add_option("--burst", o->burst,
+                  "With --rate: at most N starts saved up while the queue is quiet, taken at "
+                  "once after it (default: N of the rate)")
+      ->type_name("N");
+  sub->add_option("--rate-per-key", o->rate_per_key,
+                  "With --rate: on gives each group key its own bucket of the rate, so one "
+                  "busy key never holds back the others (jobs without a key share one); "
+                  "off (default): one bucket for the queue")
+      ->check(CLI::IsMember({"on", "off"}));
   sub->footer(
       "Without an option, prints the settings: paused (see pause and resume), strict_groups,\n"
-      "dead_letter, max_processing and retain (every `work` of the queue deletes what is past\n"
-      "it, in batches). `stats` shows them for every queue; `groups QUEUE\n"
+      "dead_letter, max_processing, retain (every `work` of the queue deletes what is past\n"
+      "it, in batches), rate, burst and rate_per_key. `stats` shows them for every queue; `groups "
+      "QUEUE\n"
       "--blocked` lists the groups a failed head blocks; `move` sends dead letters back.\n"
       "A dead letter keeps its id, payload, group key and last error, starts again from 0\n"
       "attempts, gives up its dedupe key, and names its old queue in dead_from.\n"
@@ -139,7 +193,14 @@ void setup_queue(CLI::App& app, Context& ctx) {
       "  queuectl queue orders --dead-letter orders-dead --max-processing 5\n"
       "  queuectl queue orders --max-processing 0        # no limit\n"
       "  queuectl queue orders --strict-groups on\n"
-      "  queuectl queue orders --retain 14d");
+      "  queuectl queue orders --retain 14d\n"
+      "  queuectl queue mail --rate 20/s --burst 40   # 20 starts a second, 40 at once\n"
+      "  queuectl queue api --rate 100/m --rate-per-key on   # per group key\n"
+      "  queuectl queue mail --rate none\n"
+      "A rate counts starts (claims), a token each, refilled continuously up to the burst; a\n"
+      "claim takes only the jobs there are tokens for and never waits. `work` sleeps until\n"
+      "the next token. A group runs one job at a time, so with --rate-per-key each key also\n"
+      "starts its jobs one after another.");
   sub->callback([&ctx, o] { ctx.print(run_queue(ctx, *o)); });
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/cron_views.hpp"
@@ -88,6 +89,29 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   for (const auto& s : stats)
     out += "queuectl_queue_max_processing{queue=\"" + label(s.queue) + "\"} " +
            std::to_string(s.max_processing.value_or(0)) + "\n";
+  out +=
+      "# HELP queuectl_queue_rate_limit_per_second The queue's rate limit in starts per "
+      "second (0: none; per group key when queuectl_queue_rate_per_key is 1).\n";
+  out += "# TYPE queuectl_queue_rate_limit_per_second gauge\n";
+  for (const auto& s : stats) {
+    std::ostringstream rate;
+    rate << (s.rate ? s.rate->per_ms() * 1000 : 0.0);
+    out += "queuectl_queue_rate_limit_per_second{queue=\"" + label(s.queue) + "\"} " + rate.str() +
+           "\n";
+  }
+  out +=
+      "# HELP queuectl_queue_rate_burst The starts the queue's rate limit saves up (0: no "
+      "limit).\n";
+  out += "# TYPE queuectl_queue_rate_burst gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_queue_rate_burst{queue=\"" + label(s.queue) + "\"} " +
+           std::to_string(s.rate ? s.rate->burst : 0) + "\n";
+  out +=
+      "# HELP queuectl_queue_rate_per_key 1 when each group key has its own bucket of the rate.\n";
+  out += "# TYPE queuectl_queue_rate_per_key gauge\n";
+  for (const auto& s : stats)
+    out += "queuectl_queue_rate_per_key{queue=\"" + label(s.queue) + "\"} " +
+           (s.rate && s.rate->per_key ? "1" : "0") + "\n";
   return out;
 }
 

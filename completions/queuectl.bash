@@ -89,7 +89,7 @@ _queuectl_valued() {
         retry) v+=" --queue --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
-        queue) v+=" --dead-letter --max-processing --strict-groups --retain" ;;
+        queue) v+=" --dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key" ;;
         reap) v+=" --batch --older-than" ;;
         lock) v+=" --wait -E --conflict-exit-code" ;;
         bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
@@ -127,7 +127,7 @@ _queuectl_options() {
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         move) printf '%s' "--from --all --to --batch --dry-run" ;;
-        queue) printf '%s' "--dead-letter --max-processing --strict-groups --retain" ;;
+        queue) printf '%s' "--dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key" ;;
         reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
         lock) printf '%s' "--wait --print-key -E --conflict-exit-code" ;;
         bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
@@ -229,8 +229,12 @@ _queuectl() {
                     list=$keep
                 fi
                 ;;
-            --strict-groups)
+            --strict-groups | --rate-per-key)
                 list="on off"
+                ;;
+            --rate)
+                # N/s, N/m or N/h, or none.
+                list="none"
                 ;;
             --misfire)
                 list="once skip all"

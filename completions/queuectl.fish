@@ -54,7 +54,7 @@ function __queuectl_valued
         case move
             set -a v --from --to --batch
         case queue
-            set -a v --dead-letter --max-processing --strict-groups --retain
+            set -a v --dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key
         case reap
             set -a v --batch --older-than
         case lock
@@ -406,6 +406,9 @@ complete -c queuectl -n '__fish_seen_subcommand_from queue' -l dead-letter -x -a
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l max-processing -x -d 'At most N jobs processing at once (0: no limit)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l strict-groups -x -a 'on off' -d 'A failed job blocks the rest of its group (on) or not (off, default)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l retain -x -a none -d 'Workers delete its finished jobs older than DUR (none: keep them, the default)'
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l rate -x -a none -d 'At most N jobs started per second, minute or hour: N/s, N/m, N/h (none: no limit)'
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l burst -x -d 'With --rate: starts saved up while quiet (default: N of the rate)'
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l rate-per-key -x -a 'on off' -d 'With --rate: a bucket per group key (on) or one for the queue (off, default)'
 # reap
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l dry-run -d 'Show what would happen; change nothing'

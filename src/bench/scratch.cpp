@@ -155,6 +155,7 @@ std::string ScratchTables::render(const std::string& sql, const std::string& tab
 std::vector<std::string> ScratchTables::all() const {
   std::vector<std::string> out = {jobs, ledger};
   if (!queues.empty()) out.push_back(queues);
+  if (!rate_keys.empty()) out.push_back(rate_keys);
   return out;
 }
 
@@ -162,18 +163,25 @@ ScratchTables scratch_tables(long pid, Strategy strategy) {
   ScratchTables t;
   t.jobs = "queuectl_bench_" + std::to_string(pid) + "_" + tag(strategy);
   t.ledger = t.jobs + "_ledger";
-  if (strategy == Strategy::claim) t.queues = t.jobs + "_queues";
+  if (strategy == Strategy::claim) {
+    t.queues = t.jobs + "_queues";
+    t.rate_keys = t.jobs + "_rate_keys";
+  }
   for (const std::string& name : t.all())
     if (!safe_name(name)) throw std::logic_error("unsafe scratch table name " + name);
   return t;
 }
 
 std::string rename_tables(const std::string& sql, const ScratchTables& t) {
-  static const std::string jobs = "job_queue", queues = "queuectl_queues";
+  static const std::string jobs = "job_queue", queues = "queuectl_queues",
+                           rate_keys = "queuectl_rate_keys";
   std::string out;
   out.reserve(sql.size() + 256);
   for (std::size_t i = 0; i < sql.size();) {
-    if (sql.compare(i, queues.size(), queues) == 0) {
+    if (!t.rate_keys.empty() && sql.compare(i, rate_keys.size(), rate_keys) == 0) {
+      out += t.rate_keys;
+      i += rate_keys.size();
+    } else if (sql.compare(i, queues.size(), queues) == 0) {
       out += t.queues;
       i += queues.size();
     } else if (sql.compare(i, jobs.size(), jobs) == 0) {
@@ -193,14 +201,32 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
     if (!sql) return std::nullopt;
     return r(*sql);
   };
+  // PostgreSQL's claim calls a function per limit, only for a queue that has the limit;
+  // the copy's queue has none, and the copy has no function.
+  auto without_limits = [](std::string sql) {
+    replace_all(sql, "queuectl_claim_slots(a.queue, 2147483647)", "2147483647");
+    replace_all(sql, "queuectl_rate_grant(a.queue)", "2147483647");
+    for (const char* fn : {"queuectl_claim_slots", "queuectl_rate_grant"})
+      if (sql.find(fn) != std::string::npos)
+        throw std::logic_error(std::string("the claim calls ") + fn +
+                               " in a way the bench's copy does not know");
+    return sql;
+  };
   Statements s;
   s.job_columns = r(real.job_columns);
+  auto r_rate = [&](const RateSteps& rate) {
+    return RateSteps{r(rate.read), r(rate.spend), r(rate.spend_key)};
+  };
   if (const auto* one = std::get_if<ClaimReturning>(&real.claim)) {
-    s.claim = ClaimReturning{r(one->claim), one->in_transaction, r_opt(one->locking_pick)};
+    std::optional<RateSteps> rate;
+    if (one->rate) rate = r_rate(*one->rate);
+    s.claim = ClaimReturning{without_limits(r(one->claim)), one->in_transaction,
+                             r_opt(one->locking_pick), rate};
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(real.claim);
     s.claim = ClaimPickThenMark{r(steps.start),      r(steps.pick),       r(steps.recheck),
-                                r(steps.limit_lock), r(steps.limit_busy), r(steps.mark)};
+                                r(steps.limit_lock), r(steps.limit_busy), r(steps.mark),
+                                r_rate(steps.rate)};
   }
   s.finish.ack = r(real.finish.ack);
   s.finish.ack_ids = {r(real.finish.ack_ids.write), r(real.finish.ack_ids.pick)};

@@ -15,10 +15,11 @@
 namespace queuectl::bench {
 
 // One strategy's tables: queuectl_bench_<pid>_<strategy> (seed 001's table, or for claim
-// the copy of job_queue), its ledger <jobs>_ledger and, for claim, the copy of
-// queuectl_queues <jobs>_queues. Lower-case letters, digits and underscores only.
+// the copy of job_queue), its ledger <jobs>_ledger and, for claim, the copies of
+// queuectl_queues <jobs>_queues and queuectl_rate_keys <jobs>_rate_keys. Lower-case
+// letters, digits and underscores only.
 struct ScratchTables {
-  std::string jobs, ledger, queues;
+  std::string jobs, ledger, queues, rate_keys;
 
   // `sql` with {jobs}, {ledger} and {table} (= `table`) replaced by the names.
   std::string render(const std::string& sql, const std::string& table = "") const;
@@ -28,7 +29,8 @@ struct ScratchTables {
 
 ScratchTables scratch_tables(long pid, Strategy strategy);
 
-// `sql` with every job_queue and queuectl_queues renamed to `t.jobs` and `t.queues`: the
+// `sql` with every job_queue, queuectl_queues and queuectl_rate_keys renamed to `t.jobs`,
+// `t.queues` and `t.rate_keys`: the
 // tables, and with them the indexes, keys and constraints named after them
 // (job_queue_claim, ix_job_queue_claim, ...).
 std::string rename_tables(const std::string& sql, const ScratchTables& t);
@@ -36,7 +38,9 @@ std::string rename_tables(const std::string& sql, const ScratchTables& t);
 // queuectl's claim, ack and bulk insert statements (what `claim` and its seeding run), with
 // the tables renamed. Every other statement stays empty (the bulk insert of arrays too: the
 // copy is seeded with VALUES rows), so that nothing run through the copy can reach the real
-// tables.
+// tables. The copy's queue has no concurrency or rate limit, so PostgreSQL's calls of the
+// functions that enforce them (which the copy does not have: a database never migrated
+// has none) become the numbers they return without a limit.
 Statements claim_statements(const Statements& real, const ScratchTables& t);
 
 // The statements of `backend`'s migrations that build the copy of queuectl's schema:

@@ -34,6 +34,7 @@ std::string flags_of(const TopQueue& q) {
   if (q.paused) flags += 'P';
   if (q.strict_groups) flags += 'S';
   if (q.max_processing) flags += 'L';
+  if (q.rate) flags += 'R';
   return flags.empty() ? "-" : flags;
 }
 
@@ -222,7 +223,7 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
     }
   }
 
-  std::string footer = "FLAGS: P paused, S strict groups, L concurrency limit";
+  std::string footer = "FLAGS: P paused, S strict, L concurrency limit, R rate limit";
   if (info.keys) footer = "q quit  r refresh  " + footer;
   lines.push_back("");
   lines.push_back(cell(footer, width));
@@ -255,7 +256,8 @@ nlohmann::ordered_json top_json(const TopSnapshot& snap) {
               q.oldest_ready_age_seconds ? json(*q.oldest_ready_age_seconds) : json()},
              {"paused", q.paused},
              {"strict_groups", q.strict_groups},
-             {"max_processing", q.max_processing ? json(*q.max_processing) : json()}});
+             {"max_processing", q.max_processing ? json(*q.max_processing) : json()},
+             {"rate", q.rate ? json(*q.rate) : json()}});
   doc["workers"] = json::array();
   for (const TopWorker& w : snap.workers)
     doc["workers"].push_back(json{{"worker", w.worker ? json(*w.worker) : json()},

@@ -13,6 +13,11 @@
 namespace queuectl {
 namespace {
 
+// A rate limit in a table cell: "20/s", "20/s/key" with a bucket per group key.
+std::string rate_label(const RateLimit& r) {
+  return r.rate_text() + (r.per_key ? "/key" : "");
+}
+
 // A stored JSON column as JSON, or as text when it is not JSON or nests too deeply for the
 // recursive printer (a row written by other means than queuectl).
 nlohmann::ordered_json json_or_text(const std::string& text) {
@@ -317,10 +322,11 @@ Output stats_view(const std::vector<QueueStats>& stats) {
            "FLAGS"},
           {},
           {Fit::shrink}};
-  Table wide{{"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
-              "CANCELED", "PAUSED", "STRICT", "MAX_PROCESSING", "DEAD_LETTER", "OLDEST_READY"},
-             {},
-             {Fit::shrink}};
+  Table wide{
+      {"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
+       "CANCELED", "PAUSED", "STRICT", "MAX_PROCESSING", "RATE", "DEAD_LETTER", "OLDEST_READY"},
+      {},
+      {Fit::shrink}};
   for (const QueueStats& s : stats) {
     nlohmann::ordered_json age = s.oldest_ready_age_seconds
                                      ? nlohmann::ordered_json(*s.oldest_ready_age_seconds)
@@ -339,6 +345,11 @@ Output stats_view(const std::vector<QueueStats>& stats) {
          {"strict_groups", s.strict_groups},
          {"max_processing", s.max_processing ? nlohmann::ordered_json(*s.max_processing)
                                              : nlohmann::ordered_json(nullptr)},
+         {"rate",
+          s.rate ? nlohmann::ordered_json(s.rate->rate_text()) : nlohmann::ordered_json(nullptr)},
+         {"burst",
+          s.rate ? nlohmann::ordered_json(s.rate->burst) : nlohmann::ordered_json(nullptr)},
+         {"rate_per_key", s.rate && s.rate->per_key},
          {"dead_letter",
           s.dead_letter ? nlohmann::ordered_json(*s.dead_letter) : nlohmann::ordered_json(nullptr)},
          {"oldest_ready_age_seconds", age}});
@@ -349,6 +360,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
     if (s.paused) flag("paused");
     if (s.strict_groups) flag("strict");
     if (s.max_processing) flag("max=" + std::to_string(*s.max_processing));
+    if (s.rate) flag("rate=" + rate_label(*s.rate));
     if (s.dead_letter) flag("dlq=" + *s.dead_letter);
     if (flags.empty()) flags = "-";
     t.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
@@ -361,7 +373,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                          std::to_string(s.failed), std::to_string(s.canceled),
                          s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no",
                          s.max_processing ? std::to_string(*s.max_processing) : "-",
-                         s.dead_letter.value_or("-"), oldest});
+                         s.rate ? rate_label(*s.rate) : "-", s.dead_letter.value_or("-"), oldest});
   }
   out.elements = true;
   out.table = t;

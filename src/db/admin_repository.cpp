@@ -7,6 +7,7 @@
 #include "core/errors.hpp"
 #include "core/nearest.hpp"
 #include "db/guarded_write.hpp"
+#include "db/rate_buckets.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -296,20 +297,56 @@ void AdminRepository::set_retain(const std::string& queue, std::optional<Duratio
   });
 }
 
+void AdminRepository::set_rate(const std::string& queue, const std::optional<RateLimit>& rate) {
+  db_.transaction([&] {
+    std::string q = queue;
+    int count = rate ? rate->count : 0, burst = rate ? rate->burst : 0;
+    int per_key = rate && rate->per_key ? 1 : 0;
+    long long period_ms = rate ? rate->period_ms : 0;
+    soci::indicator ind = rate ? soci::i_ok : soci::i_null;
+    db_.session() << db_.sql().queues.set_rate, use(q, "queue"), use(count, ind, "count"),
+        use(period_ms, ind, "period_ms"), use(burst, ind, "burst"), use(per_key, "per_key");
+    db_.session() << db_.sql().queues.clear_rate_keys, use(q, "queue");
+  });
+}
+
+std::optional<std::chrono::milliseconds> AdminRepository::rate_wait(const std::string& queue) {
+  std::optional<RateRead> rate;
+  db_.retrying([&] { rate = read_rate(db_.session(), db_.sql().queues.rate_state, queue, true); });
+  if (!rate || !rate->due) return std::nullopt;
+  std::int64_t ms = ms_until_token(rate->limit, rate->tokens_now());
+  // With a bucket per key, the claim may have come back empty with the queue's own bucket
+  // full (its due jobs all have keys): each key's bucket, empty at worst, has a token again
+  // after one token's time, so that is the longest wait, and the shortest one that does not
+  // poll hot.
+  if (rate->limit.per_key) {
+    const std::int64_t one = ms_until_token(rate->limit, 0);
+    ms = ms > 0 ? std::min(ms, one) : one;
+  }
+  // 0: the bucket holds a token again (it came back since the claim, or something else
+  // holds the jobs back: busy groups, a concurrency limit); the worker tells the two apart.
+  return std::chrono::milliseconds(ms);
+}
+
 QueueSettings AdminRepository::settings(const std::string& queue) {
   QueueSettings out;
   db_.retrying([&] {
     out = {};
     out.queue = queue;
     std::string q = queue, dead_letter;
-    int paused = 0, strict = 0, max = 0;
-    long long retain_ms = 0;
-    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, retain_ind = soci::i_null;
+    int paused = 0, strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0;
+    long long retain_ms = 0, rate_period = 0;
+    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, retain_ind = soci::i_null,
+                    rate_ind = soci::i_null, period_ind = soci::i_null, burst_ind = soci::i_null;
     soci::statement st =
         (db_.session().prepare << db_.sql().queues.settings, soci::into(paused), soci::into(strict),
          soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
-         soci::into(retain_ms, retain_ind), use(q, "queue"));
+         soci::into(retain_ms, retain_ind), soci::into(rate_count, rate_ind),
+         soci::into(rate_period, period_ind), soci::into(rate_burst, burst_ind),
+         soci::into(rate_per_key), use(q, "queue"));
     if (st.execute(true)) {
+      if (rate_ind == soci::i_ok && period_ind == soci::i_ok && burst_ind == soci::i_ok)
+        out.rate = RateLimit{rate_count, rate_period, rate_burst, rate_per_key != 0};
       out.paused = paused != 0;
       out.strict_groups = strict != 0;
       if (dl_ind == soci::i_ok) out.dead_letter = dead_letter;

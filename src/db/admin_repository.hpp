@@ -1,6 +1,7 @@
 // Operating a queue: requeue failed jobs, cancel, purge old rows, pause and resume.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "core/duration.hpp"
 #include "core/job.hpp"
+#include "core/rate_limit.hpp"
 #include "db/database.hpp"
 #include "db/lease_repository.hpp"
 
@@ -44,6 +46,8 @@ struct QueueSettings {
   std::optional<int> max_processing;
   // Finished jobs older than this are deleted by the queue's workers; none: kept.
   std::optional<Duration> retain;
+  // At most this many jobs started per period, saved up to a burst; none: no limit.
+  std::optional<RateLimit> rate;
 };
 
 class AdminRepository {
@@ -86,6 +90,12 @@ class AdminRepository {
   void set_max_processing(const std::string& queue, std::optional<int> max);
   // Retention of finished jobs (none: keep them).
   void set_retain(const std::string& queue, std::optional<Duration> retain);
+  // Sets the queue's rate limit, or none, with a full bucket (its keys' buckets too).
+  void set_rate(const std::string& queue, const std::optional<RateLimit>& rate);
+  // For a worker whose claim came back empty: how long until the queue's rate limit has a
+  // token for a job that is due; nullopt when the queue has no rate or no job is due, 0 when
+  // the queue's bucket holds a token now. With a bucket per key, at most one token's time.
+  std::optional<std::chrono::milliseconds> rate_wait(const std::string& queue);
   // The queue's settings (defaults when it has none).
   QueueSettings settings(const std::string& queue);
   // Every queue with jobs or settings, for completions and pause's check for a new name.

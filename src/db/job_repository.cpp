@@ -14,6 +14,7 @@
 #include "core/time_text.hpp"
 #include "db/guarded_write.hpp"
 #include "db/job_repository_detail.hpp"
+#include "db/rate_buckets.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -79,10 +80,10 @@ EnqueueResult JobRepository::enqueue(const NewJob& job) {
     soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
     soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
     soci::statement st =
-        (s.prepare << q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
-         use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
-         use(max_attempts, "max_attempts"), use(payload, "payload"),
-         use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
+        statement_once(s, q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
+                       use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
+                       use(max_attempts, "max_attempts"), use(payload, "payload"),
+                       use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
     st.execute(true);
     // Read the count before check_skipped_rows: on MySQL it runs SHOW WARNINGS, and the
     // affected-row count is the connection's, for whatever statement ran last.
@@ -248,13 +249,47 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const C
   std::string worker = r.worker, tok = token, queue = r.queue;
   long long lease_ms = r.lease.ms();
   int limit = r.limit;
-  return fetch_jobs(db_.session(), q.claim, [&](soci::statement& st) {
+  // A rate limit the claim does not take itself (SQLite): the bucket first, under the
+  // claim's write lock; the jobs that use it are cut to its whole tokens.
+  std::optional<RateRead> rate;
+  double tokens = 0;
+  int grant = std::numeric_limits<int>::max(), keys_free = 0;
+  if (q.rate) {
+    rate = read_rate(db_.session(), q.rate->read, queue);
+    if (rate) {
+      tokens = rate->tokens_now();
+      grant = whole_tokens(tokens);
+      keys_free = rate->limit.per_key ? 1 : 0;
+      if (grant == 0 && !rate->limit.per_key) return {};  // skipped, not waited on
+    }
+  }
+  std::vector<Job> jobs = fetch_jobs(db_.session(), q.claim, [&](soci::statement& st) {
     st.exchange(use(worker, "worker"));
     st.exchange(use(tok, "token"));
     st.exchange(use(lease_ms, "lease_ms"));
     st.exchange(use(queue, "queue"));
     st.exchange(use(limit, "limit"));
+    if (q.rate) {
+      st.exchange(use(grant, "grant"));
+      st.exchange(use(keys_free, "keys_free"));
+    }
   });
+  if (rate && !jobs.empty()) spend_claimed(*q.rate, queue, *rate, tokens, jobs);
+  return jobs;
+}
+
+void JobRepository::spend_claimed(const RateSteps& q, const std::string& queue,
+                                  const RateRead& rate, double tokens,
+                                  const std::vector<Job>& jobs) {
+  int keyless = 0;
+  std::vector<std::string> keys;
+  for (const Job& job : jobs) {
+    if (rate.limit.per_key && job.group_key)
+      keys.push_back(*job.group_key);
+    else
+      ++keyless;
+  }
+  spend_rate(db_.session(), q, queue, rate, tokens, keyless, keys);
 }
 
 std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
@@ -268,7 +303,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
   std::vector<long long> picked;
   std::map<long long, Job> rows;  // what the pick read of each
   std::string claimed_at;         // the pick's time, which the mark writes
-  bool any_grouped = false, limited = false;
+  bool any_grouped = false, limited = false, rated = false;
   // A claim of one job starts at the top: the old entries ahead of it are then about as
   // many as the jobs claimed while purge waits for its batch (some 60), fewer than a round
   // trip's worth of reading, and `start` would add that round trip.
@@ -276,12 +311,13 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
   if (!start) return {};
   {
     long long id = 0;
-    int grouped = 0, cap = 0;
-    soci::indicator cap_ind = soci::i_null;
+    int grouped = 0, cap = 0, rate_count = 0;
+    soci::indicator cap_ind = soci::i_null, rate_ind = soci::i_null;
     soci::statement pick(s);
     pick.exchange(soci::into(id));
     pick.exchange(soci::into(grouped));
     pick.exchange(soci::into(cap, cap_ind));
+    pick.exchange(soci::into(rate_count, rate_ind));
     pick.exchange(soci::into(claimed_at));
     JobRowReader reader;
     reader.bind(pick);
@@ -294,6 +330,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
       rows.emplace(id, reader.job());
       any_grouped = any_grouped || grouped != 0;
       limited = limited || cap_ind == soci::i_ok;
+      rated = rated || rate_ind == soci::i_ok;
     }
   }
   // The heads were read before their locks were taken: read them again, now that no
@@ -324,6 +361,29 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
         picked.resize(static_cast<std::size_t>(slots));
     }
   }
+  // A rate limit: wait for the queue's row, then read its bucket, and keep (in claim order)
+  // no more jobs that use it than it has whole tokens. With rate_per_key a grouped job uses
+  // its key's bucket instead, which the pick checked.
+  std::optional<RateRead> rate;
+  double tokens = 0;
+  if (rated && !picked.empty()) {
+    rate = read_rate(s, q.rate.read, queue);
+    if (rate) {
+      tokens = rate->tokens_now();
+      int left = whole_tokens(tokens);
+      std::vector<long long> kept;
+      for (long long id : picked) {
+        const bool keyless = !rate->limit.per_key || !rows.at(id).group_key;
+        if (!keyless)
+          kept.push_back(id);
+        else if (left > 0) {
+          kept.push_back(id);
+          --left;
+        }
+      }
+      picked.swap(kept);
+    }
+  }
   if (picked.empty()) return {};
   soci::statement mark(s);
   bind_ids(mark, picked);
@@ -352,6 +412,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
     job.updated_at = at;
     jobs.push_back(std::move(job));
   }
+  if (rate) spend_claimed(q.rate, queue, *rate, tokens, jobs);
   return jobs;
 }
 }  // namespace queuectl

@@ -10,6 +10,7 @@
 #include "core/backoff.hpp"
 #include "core/duration.hpp"
 #include "core/job.hpp"
+#include "core/rate_limit.hpp"
 #include "db/database.hpp"
 
 namespace queuectl {
@@ -96,8 +97,11 @@ struct QueueStats {
   bool strict_groups = false;
   std::optional<std::string> dead_letter;  // where jobs that give up go
   std::optional<int> max_processing;       // concurrency limit; none: no limit
+  std::optional<RateLimit> rate;           // rate limit; none: no limit
   std::optional<double> oldest_ready_age_seconds;
 };
+
+struct RateRead;
 
 class JobRepository {
  public:
@@ -140,6 +144,10 @@ class JobRepository {
                                    const std::string& token);
   std::vector<Job> claim_pick_then_mark(const ClaimPickThenMark& q, const ClaimRequest& request,
                                         const std::string& token);
+  // A claim's tokens taken from the rate limit's buckets (RateSteps): one of the queue's for
+  // each job without a bucket of its own, one of its key's for each other.
+  void spend_claimed(const RateSteps& q, const std::string& queue, const RateRead& rate,
+                     double tokens, const std::vector<Job>& jobs);
   // A guarded write changed nothing: throws NotFound when the job does not exist, else
   // LeaseLost (with `detail` appended to the message).
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");

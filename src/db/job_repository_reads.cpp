@@ -101,16 +101,22 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     soci::statement paused = (s.prepare << q.listing.paused_queues, soci::into(name));
     for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
     std::string dead_letter;
-    int strict = 0, max = 0;
-    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null;
+    int strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0;
+    long long rate_period = 0;
+    soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, rate_ind = soci::i_null,
+                    period_ind = soci::i_null, burst_ind = soci::i_null;
     soci::statement policies =
         (s.prepare << q.listing.queue_policies, soci::into(name), soci::into(strict),
-         soci::into(dead_letter, dl_ind), soci::into(max, max_ind));
+         soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
+         soci::into(rate_count, rate_ind), soci::into(rate_period, period_ind),
+         soci::into(rate_burst, burst_ind), soci::into(rate_per_key));
     for (bool got = policies.execute(true); got; got = policies.fetch()) {
       QueueStats& qs = entry(name);
       qs.strict_groups = strict != 0;
       if (dl_ind == soci::i_ok) qs.dead_letter = dead_letter;
       if (max_ind == soci::i_ok) qs.max_processing = max;
+      if (rate_ind == soci::i_ok && period_ind == soci::i_ok && burst_ind == soci::i_ok)
+        qs.rate = RateLimit{rate_count, rate_period, rate_burst, rate_per_key != 0};
     }
   });
   std::vector<QueueStats> out;

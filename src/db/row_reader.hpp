@@ -3,6 +3,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <soci/soci.h>
@@ -29,6 +30,18 @@ class JobRowReader {
 // Prepares `st` (its intos and uses already exchanged) to run `sql` once: no server-side
 // prepared statement to create and deallocate, so one round trip on PostgreSQL.
 void prepare_once(soci::statement& st, const std::string& sql);
+
+// `sql` with `elements` (soci::into and soci::use) exchanged, prepared to run once: what
+// `session.prepare << sql, elements...` gives, in one round trip on PostgreSQL instead of
+// three (PREPARE, EXECUTE, DEALLOCATE). For a statement run once, as most are.
+template <typename... Elements>
+soci::statement statement_once(soci::session& session, const std::string& sql,
+                               Elements&&... elements) {
+  soci::statement st(session);
+  (st.exchange(std::forward<Elements>(elements)), ...);
+  prepare_once(st, sql);
+  return st;
+}
 
 // Prepares `sql` with the binds `add_uses(statement&)` adds, runs it, and collects the
 // job rows it returns.

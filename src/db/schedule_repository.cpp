@@ -122,10 +122,10 @@ std::int64_t insert_job(Database& db, const ScheduleDefinition& d,
   soci::indicator run_at_ind = tick ? soci::i_ok : soci::i_null, dedupe_ind = soci::i_null;
   soci::indicator group_ind = d.group_key ? soci::i_ok : soci::i_null;
   soci::statement st =
-      (s.prepare << q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
-       use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
-       use(max_attempts, "max_attempts"), use(payload, "payload"),
-       use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
+      statement_once(s, q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
+                     use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
+                     use(max_attempts, "max_attempts"), use(payload, "payload"),
+                     use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
   st.execute(true);
   if (st.get_affected_rows() != 1) throw Error("schedule " + d.name + ": its job was not inserted");
   long long id = 0;
@@ -190,10 +190,20 @@ std::int64_t ScheduleRepository::now() {
   return out;
 }
 
+// Another process added the same name between our read and our INSERT (both read no row:
+// there was none to lock). The transaction is run again, and finds the row then.
+struct ScheduleAddRace {};
+
 PutOutcome ScheduleRepository::put(const ScheduleDefinition& def) {
   PutOutcome outcome = PutOutcome::added;
-  db_.transaction([&] { outcome = put_locked(def, false); });
-  return outcome;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      db_.transaction([&] { outcome = put_locked(def, false); });
+      return outcome;
+    } catch (const ScheduleAddRace&) {
+      if (attempt >= 3) throw TemporaryError("schedule " + def.name + " kept changing; try again");
+    }
+  }
 }
 
 PutOutcome ScheduleRepository::put_locked(const ScheduleDefinition& def, bool dry_run) {
@@ -214,16 +224,31 @@ PutOutcome ScheduleRepository::put_locked(const ScheduleDefinition& def, bool dr
   int after = static_cast<int>(def.misfire.after.count());
   soci::indicator group_ind = def.group_key ? soci::i_ok : soci::i_null;
   const auto& q = db_.sql().schedules;
-  db_.session() << (old ? q.redefine : q.insert), use(name, "name"), use(queue, "queue"),
+  soci::statement st = statement_once(
+      db_.session(), old ? q.redefine : q.insert, use(name, "name"), use(queue, "queue"),
       use(payload, "payload"), use(priority, "priority"), use(max_attempts, "max_attempts"),
       use(group, group_ind, "group_key"), use(schedule, "schedule"), use(tz, "time_zone"),
       use(misfire, "misfire"), use(limit, "misfire_limit"), use(after, "misfire_after"),
-      use(overlap, "overlap"), use(next, "next_fire");
+      use(overlap, "overlap"), use(next, "next_fire"));
+  st.execute(true);
+  // The INSERT skips a name another process added since our read: start over.
+  if (!old && st.get_affected_rows() == 0) throw ScheduleAddRace{};
   return outcome;
 }
 
 std::vector<ApplyChange> ScheduleRepository::apply(const std::vector<ScheduleDefinition>& defs,
                                                    bool prune, bool dry_run) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return apply_once(defs, prune, dry_run);
+    } catch (const ScheduleAddRace&) {
+      if (attempt >= 3) throw TemporaryError("the schedules kept changing; try again");
+    }
+  }
+}
+
+std::vector<ApplyChange> ScheduleRepository::apply_once(const std::vector<ScheduleDefinition>& defs,
+                                                        bool prune, bool dry_run) {
   std::vector<ApplyChange> out;
   db_.transaction([&] {
     out.clear();
@@ -415,10 +440,10 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
                 fires = static_cast<long long>(events.size());
       soci::indicator lf_ind = last_fire ? soci::i_ok : soci::i_null;
       soci::indicator lj_ind = new_job ? soci::i_ok : soci::i_null;
-      soci::statement adv =
-          (db_.session().prepare << q.advance, use(next, "next_fire"), use(lf, lf_ind, "last_fire"),
-           use(lj, lj_ind, "last_job_id"), use(fired, "fired"), use(missed, "missed"),
-           use(sk, "skipped"), use(fires, "fires"), use(name, "name"), use(old_next, "old_next"));
+      soci::statement adv = statement_once(
+          db_.session(), q.advance, use(next, "next_fire"), use(lf, lf_ind, "last_fire"),
+          use(lj, lj_ind, "last_job_id"), use(fired, "fired"), use(missed, "missed"),
+          use(sk, "skipped"), use(fires, "fires"), use(name, "name"), use(old_next, "old_next"));
       adv.execute(true);
       if (adv.get_affected_rows() != 1) throw ScheduleRace{};
       std::int64_t seq = s.seq;

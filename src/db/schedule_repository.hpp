@@ -119,6 +119,8 @@ class ScheduleRepository {
 
  private:
   // put() inside a transaction already open.
+  std::vector<ApplyChange> apply_once(const std::vector<ScheduleDefinition>& defs, bool prune,
+                                      bool dry_run);
   PutOutcome put_locked(const ScheduleDefinition& def, bool dry_run);
   // One batch: the due rows locked, their jobs inserted. Returns the schedules it handled.
   // `skip`: how many due schedules to pass over first (those that could not fire).

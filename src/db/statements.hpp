@@ -57,6 +57,22 @@ struct EnqueueStatements {
 // never has more than max_processing jobs processing. Which shape a dialect has agrees with
 // Dialect::update_returning().
 //
+// A queue's rate limit, where the claim statement does not take its tokens itself (SQLite,
+// MySQL and MariaDB; PostgreSQL's claim does it in the statement, with queuectl_rate_grant
+// of migration 11). Run in the claim's transaction:
+//   read        (:queue) -> rate_count, rate_period_ms, rate_burst, rate_per_key (0/1),
+//               rate_tokens (NULL: full), rate_refreshed_ms, the database's time now in
+//               epoch milliseconds; no row when the queue has no rate. Locks the queue's
+//               row where rows are locked (MySQL), so claimers of a limited queue take turns.
+//   spend       (:tokens :now_ms :queue): the queue's bucket after the claim.
+//   spend_key   (:queue :group_key :fresh :now_ms :per_ms): a group key's bucket after the
+//               claim took one of its tokens (:fresh, the tokens of a new bucket: burst - 1).
+struct RateSteps {
+  std::string read;
+  std::string spend;
+  std::string spend_key;
+};
+
 // A claim in one statement, UPDATE ... RETURNING (PostgreSQL, SQLite).
 struct ClaimReturning {
   // :worker :token :lease_ms :queue :limit -> the claimed jobs' columns.
@@ -69,6 +85,12 @@ struct ClaimReturning {
   // The contract tests hold a claim half way with it. Where the claim locks rows
   // (PostgreSQL); SQLite's write lock serializes claims instead.
   std::optional<std::string> locking_pick;
+  // With a rate limit (SQLite): `rate.read` runs first, and the claim also binds :grant
+  // (the jobs without a bucket of their own it may take: 2147483647 for no limit) and
+  // :keys_free (1 when each group key has its own bucket, whose tokens the claim checks
+  // itself); `spend` and `spend_key` run after it. Without (PostgreSQL): the claim statement
+  // takes the tokens.
+  std::optional<RateSteps> rate;
 };
 
 // A claim in one short transaction of several statements (MySQL, MariaDB). For a claim of
@@ -79,7 +101,8 @@ struct ClaimReturning {
 // :start_run_at, :start_run_at_eq, :start_id), past the index entries of jobs claimed
 // before, which its locking read would otherwise visit one by one (see mysql_jobs.cpp).
 // `pick` locks and returns (id, 1 when the job has a group key, the queue's max_processing
-// or NULL, the time now as "YYYY-MM-DD HH:MM:SS.ffffff" UTC, then the job columns) rows
+// or NULL, its rate_count or NULL, the time now as "YYYY-MM-DD HH:MM:SS.ffffff" UTC, then the job
+// columns) rows
 // (:queue :limit); when any is grouped, `recheck` ({ids}) returns those still their group's
 // head, read afresh after the locks were taken; when the queue has a limit, `limit_lock`
 // (:queue -> max_processing) locks its settings row and `limit_busy` (:queue -> count)
@@ -93,6 +116,11 @@ struct ClaimPickThenMark {
   std::string limit_lock;
   std::string limit_busy;
   std::string mark;
+  // `pick` returns the queue's rate_count after max_processing (NULL: no rate); with one,
+  // `rate.read` locks the queue's row and reads its bucket before the mark, and the jobs
+  // without a bucket of their own are cut to its whole tokens; `spend` and `spend_key` run
+  // after the mark.
+  RateSteps rate;
 };
 
 using ClaimStatements = std::variant<ClaimReturning, ClaimPickThenMark>;
@@ -132,7 +160,8 @@ struct ListingStatements {
   std::string stats_finished;  // -> queue, status, count
   std::string paused_queues;   // -> queue
   // Every queue with a policy that is not the default -> queue, strict_groups (0/1),
-  // dead_letter, max_processing (stats).
+  // dead_letter, max_processing, rate_count, rate_period_ms, rate_burst, rate_per_key (0/1)
+  // (stats; NULL rate_count: no rate limit).
   std::string queue_policies;
 };
 
@@ -144,7 +173,7 @@ struct TopStatements {
   // out, or come with 0)
   std::string done_recently;
   // Queues with a setting that is not the default -> queue, paused (0/1), strict (0/1), the
-  // concurrency limit (NULL: none).
+  // concurrency limit (NULL: none), rate_count and rate_period_ms (NULL: no rate limit).
   std::string queue_settings;
   // :limit -> locked_by (NULL: none named), leases, expired leases; most leases first.
   std::string workers;
@@ -217,8 +246,19 @@ struct QueueStatements {
   std::string set_max_processing;
   // Retention of finished jobs (:queue :retain_ms, NULL keeps them); inserts the row too.
   std::string set_retain;
+  // Rate limit (:queue :count :period_ms :burst :per_key 0/1; all NULL but per_key: none),
+  // with a full bucket; inserts the row too. `clear_rate_keys` (:queue) forgets the buckets
+  // of its group keys, which a new rate starts full.
+  std::string set_rate;
+  std::string clear_rate_keys;
+  // A rate-limited queue's bucket (:queue) -> rate_count, rate_period_ms, rate_burst,
+  // rate_per_key (0/1), rate_tokens (NULL: full), rate_refreshed_ms, now in epoch ms, 1
+  // when the queue has a job due to start (0 otherwise); no row when it has no rate. What a
+  // worker whose claim came back empty reads, to sleep until the next token.
+  std::string rate_state;
   // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1), dead_letter
-  // (NULL: none), max_processing (NULL: no limit), retain_ms (NULL: keep); no row: defaults.
+  // (NULL: none), max_processing (NULL: no limit), retain_ms (NULL: keep), rate_count
+  // (NULL: no rate limit), rate_period_ms, rate_burst, rate_per_key (0/1); no row: defaults.
   std::string settings;
   // -> queue, dead_letter: every queue that names a dead-letter queue (to refuse a cycle).
   std::string dead_letter_targets;

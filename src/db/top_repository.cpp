@@ -1,5 +1,7 @@
 #include "db/top_repository.hpp"
 
+#include "core/rate_limit.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -62,18 +64,24 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     prepare_once(done, q.top.done_recently);
     for (bool got = done.execute(true); got; got = done.fetch())
       if (a > 0) entry(name).done_last_minute = a;
-    int paused = 0, strict = 0;
+    int paused = 0, strict = 0, rate_count = 0;
+    long long rate_period = 0;
+    soci::indicator rate_ind = soci::i_null, period_ind = soci::i_null;
     soci::statement settings(s);
     settings.exchange(soci::into(name));
     settings.exchange(soci::into(paused));
     settings.exchange(soci::into(strict));
     settings.exchange(soci::into(c, c_ind));
+    settings.exchange(soci::into(rate_count, rate_ind));
+    settings.exchange(soci::into(rate_period, period_ind));
     prepare_once(settings, q.top.queue_settings);
     for (bool got = settings.execute(true); got; got = settings.fetch()) {
       TopQueue& tq = entry(name);
       tq.paused = paused != 0;
       tq.strict_groups = strict != 0;
       if (c_ind != soci::i_null) tq.max_processing = c;
+      if (rate_ind == soci::i_ok && period_ind == soci::i_ok)
+        tq.rate = RateLimit{rate_count, rate_period, 1, false}.rate_text();
     }
 
     std::string worker;

@@ -23,6 +23,7 @@ struct TopQueue {
   bool paused = false;
   bool strict_groups = false;
   std::optional<std::int64_t> max_processing;  // the queue's concurrency limit, if any
+  std::optional<std::string> rate;             // its rate limit ("20/s"), if any
 };
 
 struct TopWorker {

@@ -200,6 +200,8 @@ void Worker::start_turn(Clock::time_point now) {
     if (turn->claim) {
       try {
         turn->jobs = repo().claim(*turn->claim);
+        // Nothing: a rate limit may be what holds the queue's jobs back.
+        if (turn->jobs.empty()) turn->rate_wait = AdminRepository(*db_).rate_wait(o_.queue);
       } catch (...) {
         turn->claim_error = std::current_exception();
       }
@@ -228,6 +230,18 @@ void Worker::claim_landed(Turn& turn, Clock::time_point now) {
   }
   connection_back();
   std::vector<Job>& jobs = turn.jobs;
+  // Held back by the queue's rate limit, not out of jobs: try again when the next token
+  // comes (not sooner, not hot), and --drain goes on. A token there already: it came back
+  // since the claim, so claim again at once; a second time in a row, the rate is not what
+  // holds the jobs back, and the usual pause (or the end of --drain) follows.
+  const bool rate_held =
+      jobs.empty() && turn.rate_wait && (turn.rate_wait->count() > 0 || !rate_retried_);
+  rate_retried_ = rate_held && turn.rate_wait->count() == 0;
+  if (rate_held) {
+    pacing_.set_limited(true);
+    pacing_.due_at(now + std::max(std::chrono::milliseconds(1), *turn.rate_wait));
+    return;
+  }
   if (jobs.empty()) {
     note_if_paused();
     if (o_.drain && children_.empty() && waiting_.empty()) {
@@ -267,7 +281,7 @@ void Worker::note_if_paused() {
     }
     const QueueSettings s = AdminRepository(*db_).settings(o_.queue);
     paused = s.paused;
-    pacing_.set_limited(s.max_processing.has_value());
+    pacing_.set_limited(s.max_processing.has_value() || s.rate.has_value());
   } catch (const std::exception&) {
     return;  // only a hint: the next claim reports the connection's trouble
   }
@@ -342,7 +356,8 @@ WorkerSummary Worker::run() {
       url_, o_.lease, [this] { signals_.wake(); }, log_);
   // A queue with a concurrency limit gets no jobs claimed ahead: known before the first claim.
   try {
-    pacing_.set_limited(AdminRepository(*db_).settings(o_.queue).max_processing.has_value());
+    const QueueSettings s = AdminRepository(*db_).settings(o_.queue);
+    pacing_.set_limited(s.max_processing.has_value() || s.rate.has_value());
   } catch (const std::exception&) {
     // Only a hint: the first claim reports the connection's trouble; an empty one reads it again.
   }

@@ -53,6 +53,9 @@ struct Turn {
   bool claimed_idle = false;
   std::vector<Job> jobs;
   std::exception_ptr claim_error;
+  // An empty claim of a queue whose rate limit holds back jobs that are due: when its next
+  // token comes (the claim is tried again then, and --drain is not done).
+  std::optional<std::chrono::milliseconds> rate_wait;
 };
 
 class Worker {
@@ -129,6 +132,7 @@ class Worker {
   std::optional<Clock::time_point> outage_since_;
   Clock::time_point outage_told_;
   bool paused_noted_ = false;
+  bool rate_retried_ = false;  // the last empty claim found a token back at once
   bool unknown_checked_ = false;
   ClaimPacing pacing_;
   Children children_;

@@ -143,10 +143,15 @@ inline std::string db_fingerprint(FreshDatabase& fixture) {
       "locked_by", "lock_token",   "locked_at",  "lock_until",  "dedupe_key",
       "group_key", "created_at",   "updated_at", "finished_at", "dead_from"};
   std::string text = "job_queue:\n" + table_text(fixture, "job_queue", job_columns, "id");
-  text +=
-      "queuectl_queues:\n" +
-      table_text(fixture, "queuectl_queues",
-                 {"queue", "paused_at", "strict_groups", "dead_letter", "max_processing"}, "queue");
+  text += "queuectl_queues:\n" +
+          table_text(fixture, "queuectl_queues",
+                     {"queue", "paused_at", "strict_groups", "dead_letter", "max_processing",
+                      "retain_ms", "rate_count", "rate_period_ms", "rate_burst", "rate_per_key",
+                      "rate_tokens", "rate_refreshed_ms"},
+                     "queue");
+  text += "queuectl_rate_keys:\n" + table_text(fixture, "queuectl_rate_keys",
+                                               {"queue", "group_key", "tokens", "refreshed_ms"},
+                                               "queue, group_key");
   // Only SQLite keeps named locks in a table; the servers use advisory locks.
   if (backend_under_test() == Backend::sqlite)
     text += "queuectl_locks:\n" +
@@ -332,8 +337,8 @@ class TempDir {
 
 // Drops the queue tables so that the fixture's database looks never migrated.
 inline void drop_schema(FreshDatabase& fixture) {
-  for (const char* table :
-       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schema_migrations"})
+  for (const char* table : {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_rate_keys",
+                            "queuectl_schema_migrations"})
     fixture.db().session() << (std::string("DROP TABLE IF EXISTS ") + table);
 }
 

@@ -161,6 +161,7 @@ TEST_CASE(
                  {"queuectl_queues", dml},
                  {"queuectl_schedules", dml},
                  {"queuectl_schedule_fires", dml},
+                 {"queuectl_rate_keys", dml},
                  // PostgreSQL: job_queue.id is an identity column; INSERT draws from it.
                  {"SEQUENCE job_queue_id_seq", "USAGE"}});
   const std::string url = role.url();

@@ -133,6 +133,23 @@ TEST_CASE("cli: cron: add, list, show, pause, resume, trigger, remove") {
   CHECK(show(url, id)["status"] == "ready");  // its job stays
 }
 
+TEST_CASE("cli: cron: many `cron add` of one new name at once all succeed, one schedule") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  for (int round = 0; round < 4; ++round) {
+    const std::string name = "same-" + std::to_string(round);
+    std::vector<std::future<RunResult>> adds;
+    for (int i = 0; i < 6; ++i)
+      adds.push_back(queuectl_async(url, {"cron", "add", name, "@hourly", "q"}));
+    for (auto& a : adds) {
+      const RunResult r = a.get();
+      INFO(dump(r));
+      CHECK(r.exit_code == 0);
+    }
+  }
+  CHECK(schedules(url).size() == 4);
+}
+
 TEST_CASE("cli: cron: bad input names what is wrong, exit 2, nothing written") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();

@@ -85,7 +85,10 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                          {"strict_groups", false},
                          {"dead_letter", nullptr},
                          {"max_processing", nullptr},
-                         {"retain", nullptr}});
+                         {"retain", nullptr},
+                         {"rate", nullptr},
+                         {"burst", nullptr},
+                         {"rate_per_key", false}});
   RunResult on = ok(url, {"queue", "orders", "--strict-groups", "on"});
   CHECK(on.out == "queue orders: strict groups on\n");
   CHECK(ok_json(url, {"queue", "orders"})["strict_groups"] == true);
@@ -142,7 +145,10 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                                                   {"strict_groups", false},
                                                   {"dead_letter", nullptr},
                                                   {"max_processing", nullptr},
-                                                  {"retain", nullptr}});
+                                                  {"retain", nullptr},
+                                                  {"rate", nullptr},
+                                                  {"burst", nullptr},
+                                                  {"rate_per_key", false}});
 }
 
 TEST_CASE("cli: groups: --blocked on a queue without strict mode says how to turn it on") {

@@ -57,6 +57,18 @@ TEST_CASE("cli: help: an unknown command is exit 2, naming it") {
   check_usage_error(run_process({QUEUECTL_BINARY, "help", "clam"}), "unknown command 'clam'");
   check_usage_error(run_process({QUEUECTL_BINARY, "help", "__complete"}), "unknown command");
   check_usage_error(run_process({QUEUECTL_BINARY, "help", "claim", "list"}), "'list'");
+  check_usage_error(run_process({QUEUECTL_BINARY, "help", "cron", "frob"}),
+                    "unknown cron subcommand 'frob'");
+}
+
+TEST_CASE("cli: help: `queuectl help cron add` is `queuectl cron add --help`") {
+  for (const char* part :
+       {"add", "remove", "pause", "resume", "list", "show", "trigger", "apply", "tick"}) {
+    CAPTURE(part);
+    const std::string own = help_of({"cron", part, "--help"}).out;
+    CHECK(own.find(std::string("Usage: queuectl cron ") + part + " ") != std::string::npos);
+    CHECK(help_of({"help", "cron", part}).out == own);
+  }
 }
 
 TEST_CASE("cli: help: arguments are named for people, in usage, help and errors") {
@@ -74,7 +86,7 @@ TEST_CASE("cli: help: arguments are named for people, in usage, help and errors"
                           {"list", "[QUEUE]"},
                           {"lock", "NAME [COMMAND...]"},
                           {"work", "QUEUE COMMAND..."},
-                          {"help", "[COMMAND]"}}) {
+                          {"help", "[COMMAND] [SUBCOMMAND]"}}) {
     CAPTURE(e.command);
     const std::string text = help_of({"help", e.command}).out;
     CHECK(text.find("Usage: queuectl " + e.command + " [OPTIONS] " + e.usage + "\n") !=

@@ -21,7 +21,10 @@ TEST_CASE("cli: policies: queue sets, shows and clears a dead-letter queue and a
                   {"strict_groups", false},
                   {"dead_letter", "orders-dead"},
                   {"max_processing", 5},
-                  {"retain", nullptr}});
+                  {"retain", nullptr},
+                  {"rate", nullptr},
+                  {"burst", nullptr},
+                  {"rate_per_key", false}});
   // stats: the flags column, the wide columns, JSON and Prometheus.
   enqueue(url, "orders");
   RunResult table = ok(url, {"stats", "orders"});

@@ -38,8 +38,9 @@ std::string base_url() {
 namespace {
 
 void drop_schema(Database& db) {
-  for (const char* table : {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
-                            "queuectl_schedule_fires", "queuectl_schema_migrations"})
+  for (const char* table :
+       {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
+        "queuectl_schedule_fires", "queuectl_rate_keys", "queuectl_schema_migrations"})
     db.session() << (std::string("DROP TABLE IF EXISTS ") + table);
 }
 

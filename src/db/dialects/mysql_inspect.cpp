@@ -53,9 +53,11 @@ ListingStatements make_listing(const std::string& cols) {
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
   s.queue_policies = R"(
-    SELECT queue, strict_groups, dead_letter, max_processing
+    SELECT queue, strict_groups, dead_letter, max_processing,
+           rate_count, rate_period_ms, rate_burst, rate_per_key
       FROM queuectl_queues
-     WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
+     WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL
+        OR rate_count IS NOT NULL)";
   return s;
 }
 
@@ -77,9 +79,11 @@ TopStatements make_top() {
      GROUP BY queue)";
   s.queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
-           CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing
+           CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing,
+           rate_count, rate_period_ms
       FROM queuectl_queues
-     WHERE paused_at IS NOT NULL OR strict_groups = 1 OR max_processing IS NOT NULL)";
+     WHERE paused_at IS NOT NULL OR strict_groups = 1 OR max_processing IS NOT NULL
+        OR rate_count IS NOT NULL)";
   s.workers = R"(
     SELECT locked_by, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END)
       FROM job_queue FORCE INDEX (ix_job_queue_lease)

@@ -30,6 +30,19 @@ constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
                              WHERE k.queue = j.queue AND k.group_key = j.group_key
                                AND k.group_status = 3 AND k.id < j.id)))))";
 
+// A grouped job `j` of a queue whose group keys have buckets of their own (rate_per_key) may
+// start only while its key's bucket holds a whole token, refilled to now; a key without a
+// bucket has never started a job, and its bucket is full. A consistent read: a group runs one
+// job at a time, and a key's bucket is written in the transaction that claims the key's
+// job, so a read in which the next job of the key is its group's head also sees it.
+constexpr const char* kKeyHasToken = R"((j.group_key IS NULL OR NOT EXISTS (
+           SELECT 1 FROM queuectl_rate_keys b
+            WHERE b.queue = j.queue AND b.group_key = j.group_key
+              AND b.tokens + GREATEST(0, )" QC_NOW_MS R"( - b.refreshed_ms)
+                  * (SELECT CAST(p.rate_count AS DOUBLE) / p.rate_period_ms FROM queuectl_queues p
+                      WHERE p.queue = j.queue AND p.rate_per_key = 1 AND p.rate_count IS NOT NULL)
+                  < 1)))";
+
 }  // namespace
 
 EnqueueStatements make_enqueue(const std::string& cols) {
@@ -88,6 +101,7 @@ ClaimStatements make_claim(const std::string& cols) {
   s.pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
            (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue),
+           (SELECT p.rate_count FROM queuectl_queues p WHERE p.queue = j.queue),
            DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f'), )" +
            cols + R"(
       FROM job_queue j FORCE INDEX (ix_job_queue_claim)
@@ -101,7 +115,9 @@ ClaimStatements make_claim(const std::string& cols) {
        AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
                         WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
        AND )" +
-           std::string(kGroupHead) +
+           std::string(kGroupHead) + R"(
+       AND )" +
+           kKeyHasToken +
            R"(
      ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT :limit
@@ -123,6 +139,25 @@ ClaimStatements make_claim(const std::string& cols) {
            lock_until = locked_at + INTERVAL (:lease_ms * 1000) MICROSECOND,
            updated_at = locked_at
      WHERE id IN ({ids}))";
+  // A rate limit (migration 11): the queue's row locked, then its bucket read; the jobs
+  // without a bucket of their own are cut to its whole tokens before the mark, and the
+  // buckets written after it.
+  s.rate.read = R"(
+    SELECT rate_count, rate_period_ms, rate_burst, rate_per_key, rate_tokens, rate_refreshed_ms,
+           )" QC_NOW_MS R"(
+      FROM queuectl_queues WHERE queue = :queue AND rate_count IS NOT NULL
+       FOR UPDATE)";
+  s.rate.spend = R"(
+    UPDATE queuectl_queues SET rate_tokens = :tokens, rate_refreshed_ms = :now_ms
+     WHERE queue = :queue AND rate_count IS NOT NULL)";
+  // Left to right: tokens reads the old refreshed_ms.
+  s.rate.spend_key = R"(
+    INSERT INTO queuectl_rate_keys (queue, group_key, tokens, refreshed_ms)
+    VALUES (:queue, :group_key, :fresh, :now_ms)
+    ON DUPLICATE KEY UPDATE
+       tokens = LEAST(VALUES(tokens) + 1,
+                      tokens + GREATEST(0, VALUES(refreshed_ms) - refreshed_ms) * :per_ms) - 1,
+       refreshed_ms = VALUES(refreshed_ms))";
   return s;
 }
 

@@ -20,8 +20,10 @@ ScheduleStatements make_schedules() {
       FROM queuectl_schedules s LEFT JOIN job_queue j ON j.id = s.last_job_id
      ORDER BY s.name)";
   s.names = "SELECT name FROM queuectl_schedules ORDER BY name";
+  // IGNORE skips a name another process added since our read (0 rows: put starts over);
+  // every value is validated first (see CLIENT_FOUND_ROWS in mysql_sql.hpp).
   s.insert = R"(
-    INSERT INTO queuectl_schedules
+    INSERT IGNORE INTO queuectl_schedules
            (name, queue, payload, priority, max_attempts, group_key, schedule, time_zone,
             misfire, misfire_limit, misfire_after, overlap, next_fire)
     VALUES (:name, :queue, :payload,

@@ -34,6 +34,9 @@
 #include "db/statements.hpp"
 
 #define QC_NOW "NOW(6)"
+// The database's time now in whole milliseconds since 1970-01-01 UTC (rate limits; the
+// session's time zone is UTC).
+#define QC_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
 // A bound millisecond count added to now.
 #define QC_NOW_PLUS(ms) "(NOW(6) + INTERVAL (" ms " * 1000) MICROSECOND)"
 #define QC_NOW_MINUS(ms) "(NOW(6) - INTERVAL (" ms " * 1000) MICROSECOND)"

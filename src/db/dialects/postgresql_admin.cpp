@@ -174,9 +174,27 @@ QueueStatements make_queues() {
     INSERT INTO queuectl_queues (queue, retain_ms)
     VALUES (CAST(:queue AS text), CAST(:retain_ms AS bigint))
     ON CONFLICT (queue) DO UPDATE SET retain_ms = excluded.retain_ms)";
+  s.set_rate = R"(
+    INSERT INTO queuectl_queues (queue, rate_count, rate_period_ms, rate_burst, rate_per_key)
+    VALUES (CAST(:queue AS text), CAST(:count AS integer), CAST(:period_ms AS bigint),
+            CAST(:burst AS integer), CAST(:per_key AS integer) = 1)
+    ON CONFLICT (queue) DO UPDATE
+       SET rate_count = excluded.rate_count, rate_period_ms = excluded.rate_period_ms,
+           rate_burst = excluded.rate_burst, rate_per_key = excluded.rate_per_key,
+           rate_tokens = NULL, rate_refreshed_ms = NULL)";
+  s.clear_rate_keys = "DELETE FROM queuectl_rate_keys WHERE queue = CAST(:queue AS text)";
+  s.rate_state = R"(
+    SELECT p.rate_count, p.rate_period_ms, p.rate_burst, CASE WHEN p.rate_per_key THEN 1 ELSE 0 END,
+           p.rate_tokens, p.rate_refreshed_ms, )" QC_CLOCK_MS R"(,
+           CASE WHEN EXISTS (SELECT 1 FROM job_queue j
+                              WHERE j.queue = p.queue AND j.status = 0 AND j.run_at <= now())
+                THEN 1 ELSE 0 END
+      FROM queuectl_queues p
+     WHERE p.queue = CAST(:queue AS text) AND p.rate_count IS NOT NULL)";
   s.settings = R"(
     SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, CASE WHEN strict_groups THEN 1 ELSE 0 END,
-           dead_letter, max_processing, retain_ms
+           dead_letter, max_processing, retain_ms, rate_count, rate_period_ms, rate_burst,
+           CASE WHEN rate_per_key THEN 1 ELSE 0 END
       FROM queuectl_queues WHERE queue = CAST(:queue AS text))";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
@@ -198,7 +216,7 @@ QueueStatements make_queues() {
       UNION
       SELECT queue FROM queuectl_queues
        WHERE paused_at IS NOT NULL OR strict_groups OR dead_letter IS NOT NULL
-          OR max_processing IS NOT NULL OR retain_ms IS NOT NULL
+          OR max_processing IS NOT NULL OR retain_ms IS NOT NULL OR rate_count IS NOT NULL
       UNION
       SELECT queue FROM queuectl_schedules)
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END

@@ -54,9 +54,11 @@ ListingStatements make_listing(const std::string& cols) {
   s.paused_queues = "SELECT queue FROM queuectl_queues WHERE paused_at IS NOT NULL";
 
   s.queue_policies = R"(
-    SELECT queue, CASE WHEN strict_groups THEN 1 ELSE 0 END, dead_letter, max_processing
+    SELECT queue, CASE WHEN strict_groups THEN 1 ELSE 0 END, dead_letter, max_processing,
+           rate_count, rate_period_ms, rate_burst, CASE WHEN rate_per_key THEN 1 ELSE 0 END
       FROM queuectl_queues
-     WHERE strict_groups OR dead_letter IS NOT NULL OR max_processing IS NOT NULL)";
+     WHERE strict_groups OR dead_letter IS NOT NULL OR max_processing IS NOT NULL
+        OR rate_count IS NOT NULL)";
   return s;
 }
 
@@ -84,9 +86,11 @@ TopStatements make_top() {
      WHERE jq.queue IS NOT NULL AND d.done > 0)";
   s.queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
-           CASE WHEN strict_groups THEN 1 ELSE 0 END, max_processing
+           CASE WHEN strict_groups THEN 1 ELSE 0 END, max_processing,
+           rate_count, rate_period_ms
       FROM queuectl_queues
-     WHERE paused_at IS NOT NULL OR strict_groups OR max_processing IS NOT NULL)";
+     WHERE paused_at IS NOT NULL OR strict_groups OR max_processing IS NOT NULL
+        OR rate_count IS NOT NULL)";
   s.workers = R"(
     SELECT locked_by, COUNT(*), COUNT(*) FILTER (WHERE lock_until < now())
       FROM job_queue

@@ -58,6 +58,20 @@ constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
                                AND k.status IN (0, 1, 3) AND k.status >= 1
                                AND k.id < j.id)))))";
 
+// A grouped job `j` of a queue whose group keys have buckets of their own (rate_per_key) may
+// start only while its key's bucket holds a whole token, refilled to now. A key without a
+// bucket has never started a job: its bucket is full. Read in the statement's snapshot,
+// without a lock: a group runs one job at a time, and a key's bucket is written in the
+// statement that claims the key's job, so a snapshot in which the next job of the key is
+// its group's head also holds the bucket that claim wrote.
+constexpr const char* kKeyHasToken = R"((j.group_key IS NULL OR NOT EXISTS (
+           SELECT 1 FROM queuectl_rate_keys b
+            WHERE b.queue = j.queue AND b.group_key = j.group_key
+              AND b.tokens + GREATEST(0, )" QC_NOW_MS R"( - b.refreshed_ms)
+                  * (SELECT CAST(p.rate_count AS double precision) / p.rate_period_ms FROM queuectl_queues p
+                      WHERE p.queue = j.queue AND p.rate_per_key AND p.rate_count IS NOT NULL)
+                  < 1)))";
+
 }  // namespace
 
 EnqueueStatements make_enqueue(const std::string& cols) {
@@ -136,10 +150,19 @@ ClaimStatements make_claim() {
   // JIT-compiled the plan (about 125 ms a claim on 100,000 ready jobs instead of 2 ms).
   // The LIMIT of `taken` runs its sub-select before `picked` is read, so the queue's
   // row is locked and its slots counted before any job row is locked, as before.
+  //
+  // A rate limit (migration 11) is taken here too. `counted` numbers the picked jobs that
+  // take a token of the queue's bucket: all of them, or with rate_per_key only those without
+  // a group key (a grouped job needs a token of its key's bucket, which kKeyHasToken checked
+  // in `picked`). `taken` keeps as many of those as queuectl_rate_grant says the bucket
+  // holds, which locks the queue's row first: claimers of a limited queue take turns. `spent`
+  // then takes the tokens from the bucket, and `key_spent` one token from each claimed key's
+  // bucket. On a queue without a rate, the grant is 2147483647 (no call, no lock) and both
+  // writes match no row.
   s.claim = R"(
     WITH arg AS (SELECT CAST(:queue AS text) AS queue),
     picked AS (
-      SELECT j.id, j.priority, j.run_at
+      SELECT j.id, j.priority, j.run_at, j.group_key
         FROM job_queue j
        WHERE j.queue = (
                SELECT a.queue
@@ -150,27 +173,68 @@ ClaimStatements make_claim() {
          AND j.run_at <= now()
          AND )" +
             std::string(kGroupHead) + R"(
+         AND )" +
+            kKeyHasToken +
+            R"(
        ORDER BY j.priority DESC, j.run_at, j.id
        LIMIT CAST(:limit AS integer)
          FOR UPDATE OF j SKIP LOCKED),
+    counted AS (
+      SELECT t.id, t.priority, t.run_at, t.keyless,
+             row_number() OVER (PARTITION BY t.keyless
+                                ORDER BY t.priority DESC, t.run_at, t.id) AS n
+        FROM (SELECT t.id, t.priority, t.run_at,
+                     t.group_key IS NULL
+                     OR NOT (SELECT COALESCE(bool_or(p.rate_per_key), false)
+                               FROM arg a JOIN queuectl_queues p ON p.queue = a.queue) AS keyless
+                FROM picked t) t),
     taken AS (
       SELECT t.id
-        FROM picked t
+        FROM counted t
+       WHERE NOT t.keyless
+          OR t.n <= (SELECT CASE WHEN p.rate_count IS NOT NULL
+                                 THEN queuectl_rate_grant(a.queue) ELSE 2147483647 END
+                       FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue)
        ORDER BY t.priority DESC, t.run_at, t.id
        LIMIT (SELECT CASE WHEN p.max_processing IS NOT NULL
                           THEN queuectl_claim_slots(a.queue, 2147483647) END
-                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue))
-    UPDATE job_queue j
-       SET status = 1,
-           attempts = j.attempts + 1,
-           locked_by = CAST(:worker AS text),
-           lock_token = CAST(:token AS text),
-           locked_at = now(),
-           lock_until = now() + )" QC_MS(":lease_ms") R"(,
-           updated_at = now()
-     WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
-    RETURNING )" +
-            job_columns("j.");
+                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue)),
+    claimed AS (
+      UPDATE job_queue j
+         SET status = 1,
+             attempts = j.attempts + 1,
+             locked_by = CAST(:worker AS text),
+             lock_token = CAST(:token AS text),
+             locked_at = now(),
+             lock_until = now() + )" QC_MS(":lease_ms") R"(,
+             updated_at = now()
+       WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
+      RETURNING )" +
+            job_columns("j.") + R"(),
+    spent AS (
+      UPDATE queuectl_queues p
+         SET rate_tokens = LEAST(CAST(p.rate_burst AS double precision),
+                                 COALESCE(p.rate_tokens, p.rate_burst)
+                                 + GREATEST(0, )" QC_CLOCK_MS R"(
+                                               - COALESCE(p.rate_refreshed_ms, )" QC_CLOCK_MS R"())
+                                   * CAST(p.rate_count AS double precision) / p.rate_period_ms)
+                           - (SELECT count(*) FROM claimed c
+                               WHERE c.group_key IS NULL OR NOT p.rate_per_key),
+             rate_refreshed_ms = GREATEST(COALESCE(p.rate_refreshed_ms, 0), )" QC_CLOCK_MS R"()
+       WHERE p.queue = (SELECT a.queue FROM arg a) AND p.rate_count IS NOT NULL
+         AND EXISTS (SELECT 1 FROM claimed)),
+    key_spent AS (
+      INSERT INTO queuectl_rate_keys AS b (queue, group_key, tokens, refreshed_ms)
+      SELECT c.queue, c.group_key, p.rate_burst - 1, )" QC_NOW_MS R"(
+        FROM claimed c JOIN queuectl_queues p ON p.queue = c.queue
+       WHERE c.group_key IS NOT NULL AND p.rate_per_key AND p.rate_count IS NOT NULL
+      ON CONFLICT (queue, group_key) DO UPDATE
+         SET tokens = LEAST(excluded.tokens + 1,
+                            b.tokens + GREATEST(0, excluded.refreshed_ms - b.refreshed_ms)
+                            * (SELECT CAST(q.rate_count AS double precision) / q.rate_period_ms
+                                 FROM queuectl_queues q WHERE q.queue = b.queue)) - 1,
+             refreshed_ms = excluded.refreshed_ms)
+    SELECT * FROM claimed)";
   // The claim's locking read alone, in the two-step claim's first three columns
   // (update_returning: the claim itself never runs it; the contract tests hold a claim half
   // way with it).
@@ -183,6 +247,8 @@ ClaimStatements make_claim() {
        AND j.status = 0
        AND j.run_at <= now()
        AND )" + kGroupHead +
+                   R"(
+       AND )" + kKeyHasToken +
                    R"(
      ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT CAST(:limit AS integer)

@@ -28,7 +28,8 @@ ScheduleStatements make_schedules() {
             CAST(:priority AS integer), CAST(:max_attempts AS integer),
             CAST(:group_key AS text), CAST(:schedule AS text), CAST(:time_zone AS text),
             CAST(:misfire AS text), CAST(:misfire_limit AS integer),
-            CAST(:misfire_after AS integer), CAST(:overlap AS text), CAST(:next_fire AS bigint)))";
+            CAST(:misfire_after AS integer), CAST(:overlap AS text), CAST(:next_fire AS bigint))
+    ON CONFLICT (name) DO NOTHING)";
   s.redefine = R"(
     UPDATE queuectl_schedules
        SET queue = CAST(:queue AS text), payload = CAST(:payload AS text),

@@ -28,6 +28,10 @@
 // A timestamp as RFC 3339 UTC text with microseconds (NULL stays NULL). The colons sit
 // inside a literal, where SOCI leaves them alone.
 #define QC_RFC3339 "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'"
+// Whole milliseconds since 1970-01-01 UTC: at the start of the transaction (QC_NOW_MS), and
+// at the moment it is evaluated (QC_CLOCK_MS), for rate limits.
+#define QC_NOW_MS "CAST(floor(extract(epoch FROM now()) * 1000) AS bigint)"
+#define QC_CLOCK_MS "CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS bigint)"
 #define QC_TS(col) "to_char((" col ") AT TIME ZONE 'UTC', " QC_RFC3339 ")"
 // A bound millisecond count as an interval. Clamped to about 300 years, so that an absurd
 // duration saturates instead of overflowing the interval or the timestamp.

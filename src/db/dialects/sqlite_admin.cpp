@@ -153,9 +153,24 @@ QueueStatements make_queues() {
   s.set_retain = R"(
     INSERT INTO queuectl_queues (queue, retain_ms) VALUES (:queue, :retain_ms)
     ON CONFLICT (queue) DO UPDATE SET retain_ms = excluded.retain_ms)";
+  s.set_rate = R"(
+    INSERT INTO queuectl_queues (queue, rate_count, rate_period_ms, rate_burst, rate_per_key)
+    VALUES (:queue, :count, :period_ms, :burst, :per_key)
+    ON CONFLICT (queue) DO UPDATE
+       SET rate_count = excluded.rate_count, rate_period_ms = excluded.rate_period_ms,
+           rate_burst = excluded.rate_burst, rate_per_key = excluded.rate_per_key,
+           rate_tokens = NULL, rate_refreshed_ms = NULL)";
+  s.clear_rate_keys = "DELETE FROM queuectl_rate_keys WHERE queue = :queue";
+  s.rate_state = R"(
+    SELECT p.rate_count, p.rate_period_ms, p.rate_burst, p.rate_per_key,
+           p.rate_tokens, p.rate_refreshed_ms, )" QC_NOW_MS R"(,
+           EXISTS (SELECT 1 FROM job_queue j
+                    WHERE j.queue = p.queue AND j.status = 0 AND j.run_at <= )" QC_NOW R"()
+      FROM queuectl_queues p
+     WHERE p.queue = :queue AND p.rate_count IS NOT NULL)";
   s.settings = R"(
     SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups, dead_letter,
-           max_processing, retain_ms
+           max_processing, retain_ms, rate_count, rate_period_ms, rate_burst, rate_per_key
       FROM queuectl_queues WHERE queue = :queue)";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
@@ -172,7 +187,7 @@ QueueStatements make_queues() {
             UNION
             SELECT queue FROM queuectl_queues
              WHERE paused_at IS NOT NULL OR strict_groups = 1 OR dead_letter IS NOT NULL
-                OR max_processing IS NOT NULL OR retain_ms IS NOT NULL
+                OR max_processing IS NOT NULL OR retain_ms IS NOT NULL OR rate_count IS NOT NULL
             UNION
             SELECT queue FROM queuectl_schedules) n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue

@@ -29,6 +29,17 @@ constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
                                AND k.status = 3 AND k.group_key IS NOT NULL
                                AND k.id < j.id)))))";
 
+// A grouped job `j` of a queue whose group keys have buckets of their own (rate_per_key) may
+// start only while its key's bucket holds a whole token, refilled to now; a key without a
+// bucket has never started a job, and its bucket is full.
+constexpr const char* kKeyHasToken = R"((j.group_key IS NULL OR NOT EXISTS (
+           SELECT 1 FROM queuectl_rate_keys b
+            WHERE b.queue = j.queue AND b.group_key = j.group_key
+              AND b.tokens + max(0, )" QC_NOW_MS R"( - b.refreshed_ms)
+                  * (SELECT CAST(p.rate_count AS REAL) / p.rate_period_ms FROM queuectl_queues p
+                      WHERE p.queue = j.queue AND p.rate_per_key = 1 AND p.rate_count IS NOT NULL)
+                  < 1)))";
+
 }  // namespace
 
 EnqueueStatements make_enqueue(const std::string& cols) {
@@ -57,6 +68,12 @@ ClaimStatements make_claim(const std::string& cols) {
   // BEGIN IMMEDIATE (in_transaction) serialises claimers: the heads read here
   // cannot change before the UPDATE marks them, nor the processing jobs a queue with a
   // concurrency limit (max_processing) counts to take no more than its free slots.
+  //
+  // A rate limit (migration 11): `rate.read` gives the queue's bucket first, and the claim
+  // takes at most :grant jobs that use it (all jobs, or with rate_per_key, :keys_free = 1,
+  // those without a group key: a grouped job needs a token of its key's bucket, which
+  // kKeyHasToken checks). The repository then writes the buckets with `spend` and
+  // `spend_key`, under the same write lock.
   s.claim = R"(
     UPDATE job_queue
        SET status = 1,
@@ -67,24 +84,50 @@ ClaimStatements make_claim(const std::string& cols) {
            lock_until = )" QC_NOW_PLUS(":lease_ms") R"(,
            updated_at = )" QC_NOW R"(
      WHERE id IN (
-             SELECT j.id
-               FROM job_queue j
-              WHERE j.queue = :queue
-                AND j.status = 0
-                AND j.run_at <= )" QC_NOW R"(
-                AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                                 WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
-                AND )" +
+             SELECT t.id
+               FROM (SELECT c.id, c.keyless,
+                            row_number() OVER (PARTITION BY c.keyless
+                                               ORDER BY c.priority DESC, c.run_at, c.id) AS n
+                       FROM (SELECT j.id, j.priority, j.run_at,
+                                    (j.group_key IS NULL OR :keys_free = 0) AS keyless
+                               FROM job_queue j
+                              WHERE j.queue = :queue
+                                AND j.status = 0
+                                AND j.run_at <= )" QC_NOW R"(
+                                AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                                                 WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
+                                AND )" +
             std::string(kGroupHead) + R"(
-              ORDER BY j.priority DESC, j.run_at, j.id
-              LIMIT (SELECT CASE WHEN p.max_processing IS NULL THEN :limit
-                                 ELSE max(0, min(:limit, p.max_processing -
-                                        (SELECT count(*) FROM job_queue c
-                                          WHERE c.queue = :queue AND c.status = 1)))
-                            END
-                       FROM (SELECT 1) LEFT JOIN queuectl_queues p ON p.queue = :queue))
+                                AND )" +
+            kKeyHasToken +
+            R"(
+                              ORDER BY j.priority DESC, j.run_at, j.id
+                              LIMIT (SELECT CASE WHEN p.max_processing IS NULL THEN :limit
+                                                 ELSE max(0, min(:limit, p.max_processing -
+                                                        (SELECT count(*) FROM job_queue c
+                                                          WHERE c.queue = :queue AND c.status = 1)))
+                                            END
+                                       FROM (SELECT 1) LEFT JOIN queuectl_queues p
+                                            ON p.queue = :queue)) c) t
+              WHERE t.keyless = 0 OR t.n <= :grant)
     RETURNING )" +
             cols;
+  RateSteps rate;
+  rate.read = R"(
+    SELECT rate_count, rate_period_ms, rate_burst, rate_per_key, rate_tokens, rate_refreshed_ms,
+           )" QC_NOW_MS R"(
+      FROM queuectl_queues WHERE queue = :queue AND rate_count IS NOT NULL)";
+  rate.spend = R"(
+    UPDATE queuectl_queues SET rate_tokens = :tokens, rate_refreshed_ms = :now_ms
+     WHERE queue = :queue AND rate_count IS NOT NULL)";
+  rate.spend_key = R"(
+    INSERT INTO queuectl_rate_keys (queue, group_key, tokens, refreshed_ms)
+    VALUES (:queue, :group_key, :fresh, :now_ms)
+    ON CONFLICT (queue, group_key) DO UPDATE
+       SET tokens = min(excluded.tokens + 1,
+                        tokens + max(0, excluded.refreshed_ms - refreshed_ms) * :per_ms) - 1,
+           refreshed_ms = excluded.refreshed_ms)";
+  s.rate = rate;
   return s;
 }
 

@@ -29,7 +29,8 @@ ScheduleStatements make_schedules() {
             :priority, :max_attempts,
             :group_key, :schedule, :time_zone,
             :misfire, :misfire_limit,
-            :misfire_after, :overlap, :next_fire))";
+            :misfire_after, :overlap, :next_fire)
+    ON CONFLICT (name) DO NOTHING)";
   s.redefine = R"(
     UPDATE queuectl_schedules
        SET queue = :queue, payload = :payload,

@@ -14,6 +14,8 @@
 #include "db/statements.hpp"
 
 #define QC_NOW "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+// The database's time now in whole milliseconds since 1970-01-01 UTC (rate limits).
+#define QC_NOW_MS "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 #define QC_NOW_PLUS(ms) "strftime('%Y-%m-%d %H:%M:%f', 'now', ((" ms ") / 1000.0) || ' seconds')"
 #define QC_TS(col) "strftime('%Y-%m-%dT%H:%M:%f000Z', " col ")"
 #define QC_AGE_NEG(col) "((julianday(" col ") - julianday('now')) * 86400.0)"
