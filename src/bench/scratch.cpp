@@ -220,8 +220,10 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   if (const auto* one = std::get_if<ClaimReturning>(&real.claim)) {
     std::optional<RateSteps> rate;
     if (one->rate) rate = r_rate(*one->rate);
+    std::optional<std::string> rated;
+    if (one->claim_rated) rated = without_limits(r(*one->claim_rated));
     s.claim = ClaimReturning{without_limits(r(one->claim)), one->in_transaction,
-                             r_opt(one->locking_pick), rate};
+                             r_opt(one->locking_pick), rate, rated};
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(real.claim);
     s.claim = ClaimPickThenMark{r(steps.start),      r(steps.pick),       r(steps.recheck),

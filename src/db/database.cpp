@@ -160,6 +160,9 @@ std::string driver_reason(const std::string& message) {
       }
     }
     if (!rest.empty()) return rest;
+    // Nothing from libpq (a statement on a connection already known to be lost): say so
+    // in our words, not SOCI's.
+    if (text.find("Connection failed.") != std::string::npos) return "the connection is lost";
   }
   return text;
 }

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <limits>
 #include <map>
+#include <set>
 
 #include <optional>
 #include <variant>
@@ -65,29 +66,34 @@ void sort_claim_order(std::vector<Job>& jobs) {
 
 }  // namespace
 
+long long insert_job_row(Database& db, const NewJob& job) {
+  std::string queue = job.queue, payload = job.payload;
+  int priority = job.priority, max_attempts = job.max_attempts;
+  long long delay_ms = job.delay.ms();
+  std::string run_at = job.run_at.value_or(""), dedupe = job.dedupe_key.value_or("");
+  std::string group = job.group_key.value_or("");
+  soci::indicator run_at_ind = job.run_at ? soci::i_ok : soci::i_null;
+  soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
+  soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
+  soci::statement st = statement_once(
+      db.session(), db.sql().enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
+      use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
+      use(max_attempts, "max_attempts"), use(payload, "payload"),
+      use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
+  st.execute(true);
+  return st.get_affected_rows();
+}
+
 EnqueueResult JobRepository::enqueue(const NewJob& job) {
   check_storable(db_.dialect(), job.run_at, job.delay, "the job's run_at");
   EnqueueResult out;
   db_.transaction([&] {
     auto& s = db_.session();
     const Statements& q = db_.sql();
-    std::string queue = job.queue, payload = job.payload;
-    int priority = job.priority, max_attempts = job.max_attempts;
-    long long delay_ms = job.delay.ms();
-    std::string run_at = job.run_at.value_or(""), dedupe = job.dedupe_key.value_or("");
-    std::string group = job.group_key.value_or("");
-    soci::indicator run_at_ind = job.run_at ? soci::i_ok : soci::i_null;
-    soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
-    soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
-    soci::statement st =
-        statement_once(s, q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
-                       use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
-                       use(max_attempts, "max_attempts"), use(payload, "payload"),
-                       use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
-    st.execute(true);
+    std::string queue = job.queue, dedupe = job.dedupe_key.value_or("");
     // Read the count before check_skipped_rows: on MySQL it runs SHOW WARNINGS, and the
     // affected-row count is the connection's, for whatever statement ran last.
-    const long long inserted = st.get_affected_rows();
+    const long long inserted = insert_job_row(db_, job);
     db_.dialect().check_skipped_rows(s);
     if (inserted > 0) {
       long long id = 0;
@@ -231,11 +237,28 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
   if (const auto* one = std::get_if<ClaimReturning>(&db_.sql().claim)) {
-    auto work = [&] { jobs = claim_returning(*one, request, token); };
-    if (one->in_transaction)
-      db_.transaction(work);
-    else
-      db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
+    auto run = [&](const std::string& sql) {
+      auto work = [&] { jobs = claim_returning(*one, sql, request, token); };
+      if (one->in_transaction)
+        db_.transaction(work);
+      else
+        db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
+    };
+    if (!one->claim_rated) {
+      run(one->claim);
+    } else {
+      // `claim` takes nothing from a queue with a rate limit: `claim_rated` is tried when it
+      // found nothing, and first while the queue's last claims came from it.
+      const bool rated_first = rated_queues_.count(request.queue) != 0;
+      if (!rated_first) run(one->claim);
+      if (jobs.empty()) {
+        run(*one->claim_rated);
+        if (jobs.empty())
+          rated_queues_.erase(request.queue);
+        else
+          rated_queues_.insert(request.queue);
+      }
+    }
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
     db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token); });
@@ -244,8 +267,8 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   return jobs;
 }
 
-std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const ClaimRequest& r,
-                                                const std::string& token) {
+std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const std::string& sql,
+                                                const ClaimRequest& r, const std::string& token) {
   std::string worker = r.worker, tok = token, queue = r.queue;
   long long lease_ms = r.lease.ms();
   int limit = r.limit;
@@ -263,7 +286,7 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const C
       if (grant == 0 && !rate->limit.per_key) return {};  // skipped, not waited on
     }
   }
-  std::vector<Job> jobs = fetch_jobs(db_.session(), q.claim, [&](soci::statement& st) {
+  std::vector<Job> jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
     st.exchange(use(worker, "worker"));
     st.exchange(use(tok, "token"));
     st.exchange(use(lease_ms, "lease_ms"));

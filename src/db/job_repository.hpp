@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,11 @@ struct QueueStats {
 
 struct RateRead;
 
+// Inserts one row of `job` with enqueue.insert_job, in the caller's transaction; returns the
+// rows it inserted (0: its dedupe key is taken, MySQL's IGNORE skipped it). What
+// JobRepository::enqueue and a schedule's fire (ScheduleRepository) share.
+long long insert_job_row(Database& db, const NewJob& job);
+
 class JobRepository {
  public:
   explicit JobRepository(Database& db) : db_(db) {}
@@ -140,8 +146,9 @@ class JobRepository {
   std::string now();
 
  private:
-  std::vector<Job> claim_returning(const ClaimReturning& q, const ClaimRequest& request,
-                                   const std::string& token);
+  // Runs `sql`, q.claim or q.claim_rated.
+  std::vector<Job> claim_returning(const ClaimReturning& q, const std::string& sql,
+                                   const ClaimRequest& request, const std::string& token);
   std::vector<Job> claim_pick_then_mark(const ClaimPickThenMark& q, const ClaimRequest& request,
                                         const std::string& token);
   // A claim's tokens taken from the rate limit's buckets (RateSteps): one of the queue's for
@@ -153,6 +160,10 @@ class JobRepository {
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");
 
   Database& db_;
+  // Queues whose last claim came from ClaimReturning::claim_rated (a rate limit): tried with
+  // it first. Only the order of trying: `claim` never takes from a queue with a rate, and
+  // `claim_rated` is right for any queue.
+  std::set<std::string> rated_queues_;
 };
 
 }  // namespace queuectl

@@ -6,6 +6,7 @@
 
 #include "core/cron_schedule.hpp"
 #include "core/errors.hpp"
+#include "db/job_repository.hpp"
 #include "db/row_reader.hpp"
 
 namespace queuectl {
@@ -113,23 +114,17 @@ std::string utc_text(std::int64_t seconds) {
 // Inserts one job of the schedule; run_at the tick (none: now). Returns its id.
 std::int64_t insert_job(Database& db, const ScheduleDefinition& d,
                         std::optional<std::int64_t> tick) {
-  auto& s = db.session();
-  const Statements& q = db.sql();
-  std::string queue = d.queue, payload = d.payload;
-  int priority = d.priority, max_attempts = d.max_attempts;
-  long long delay_ms = 0;
-  std::string run_at = tick ? utc_text(*tick) : "", dedupe, group = d.group_key.value_or("");
-  soci::indicator run_at_ind = tick ? soci::i_ok : soci::i_null, dedupe_ind = soci::i_null;
-  soci::indicator group_ind = d.group_key ? soci::i_ok : soci::i_null;
-  soci::statement st =
-      statement_once(s, q.enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
-                     use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
-                     use(max_attempts, "max_attempts"), use(payload, "payload"),
-                     use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
-  st.execute(true);
-  if (st.get_affected_rows() != 1) throw Error("schedule " + d.name + ": its job was not inserted");
+  NewJob job;
+  job.queue = d.queue;
+  job.payload = d.payload;
+  job.priority = d.priority;
+  job.max_attempts = d.max_attempts;
+  job.group_key = d.group_key;
+  if (tick) job.run_at = utc_text(*tick);
+  if (insert_job_row(db, job) != 1)
+    throw Error("schedule " + d.name + ": its job was not inserted");
   long long id = 0;
-  s << q.enqueue.last_insert_id, soci::into(id);
+  db.session() << db.sql().enqueue.last_insert_id, soci::into(id);
   return id;
 }
 

@@ -91,6 +91,10 @@ struct ClaimReturning {
   // itself); `spend` and `spend_key` run after it. Without (PostgreSQL): the claim statement
   // takes the tokens.
   std::optional<RateSteps> rate;
+  // Or (PostgreSQL): `claim` takes nothing from a queue with a rate limit, and this claim,
+  // with the same binds, takes the rate limit's tokens in the statement. Tried after `claim`
+  // found nothing, and first for a queue whose last claim it served.
+  std::optional<std::string> claim_rated;
 };
 
 // A claim in one short transaction of several statements (MySQL, MariaDB). For a claim of

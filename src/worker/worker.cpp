@@ -181,6 +181,7 @@ void Worker::start_turn(Clock::time_point now) {
   if (can_claim() && pacing_.wants(held()) && pacing_.due(now)) {
     // Free slots, and room for a few jobs to wait for the next one that frees.
     turn->claim = ClaimRequest{o_.queue, pacing_.claim_size(held()), o_.lease, o_.worker};
+    turn->rated = rated_;
     turn->claimed_idle = children_.empty() && waiting_.empty();
   }
   if (turn->acks.empty() && !turn->claim) return;
@@ -201,7 +202,8 @@ void Worker::start_turn(Clock::time_point now) {
       try {
         turn->jobs = repo().claim(*turn->claim);
         // Nothing: a rate limit may be what holds the queue's jobs back.
-        if (turn->jobs.empty()) turn->rate_wait = AdminRepository(*db_).rate_wait(o_.queue);
+        if (turn->jobs.empty() && turn->rated)
+          turn->rate_wait = AdminRepository(*db_).rate_wait(o_.queue);
       } catch (...) {
         turn->claim_error = std::current_exception();
       }
@@ -281,7 +283,8 @@ void Worker::note_if_paused() {
     }
     const QueueSettings s = AdminRepository(*db_).settings(o_.queue);
     paused = s.paused;
-    pacing_.set_limited(s.max_processing.has_value() || s.rate.has_value());
+    rated_ = s.rate.has_value();
+    pacing_.set_limited(s.max_processing.has_value() || rated_);
   } catch (const std::exception&) {
     return;  // only a hint: the next claim reports the connection's trouble
   }
@@ -357,7 +360,8 @@ WorkerSummary Worker::run() {
   // A queue with a concurrency limit gets no jobs claimed ahead: known before the first claim.
   try {
     const QueueSettings s = AdminRepository(*db_).settings(o_.queue);
-    pacing_.set_limited(s.max_processing.has_value() || s.rate.has_value());
+    rated_ = s.rate.has_value();
+    pacing_.set_limited(s.max_processing.has_value() || rated_);
   } catch (const std::exception&) {
     // Only a hint: the first claim reports the connection's trouble; an empty one reads it again.
   }

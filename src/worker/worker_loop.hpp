@@ -53,8 +53,9 @@ struct Turn {
   bool claimed_idle = false;
   std::vector<Job> jobs;
   std::exception_ptr claim_error;
-  // An empty claim of a queue whose rate limit holds back jobs that are due: when its next
-  // token comes (the claim is tried again then, and --drain is not done).
+  // The queue had a rate limit when the turn went out: an empty claim then asks when the
+  // next token comes (rate_wait; the claim is tried again then, and --drain is not done).
+  bool rated = false;
   std::optional<std::chrono::milliseconds> rate_wait;
 };
 
@@ -133,6 +134,7 @@ class Worker {
   Clock::time_point outage_told_;
   bool paused_noted_ = false;
   bool rate_retried_ = false;  // the last empty claim found a token back at once
+  bool rated_ = false;         // the queue had a rate limit when its settings were last read
   bool unknown_checked_ = false;
   ClaimPacing pacing_;
   Children children_;

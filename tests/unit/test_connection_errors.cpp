@@ -238,9 +238,13 @@ TEST_CASE("db::driver_reason: libpq's reason instead of SOCI's line, one line") 
                                 "closed the connection unexpectedly\n\tThis probably means the "
                                 "server terminated abnormally\n") ==
         "server closed the connection unexpectedly");
-  // Nothing but SOCI's words: kept, rather than an empty reason.
+  // Nothing but SOCI's words: kept, rather than an empty reason...
   CHECK(queuectl::driver_reason("Cannot execute query. Fatal error.") ==
         "Cannot execute query. Fatal error.");
+  // ... unless they say the connection failed (a statement on a connection already lost,
+  // libpq saying nothing more): that, in our words.
+  CHECK(queuectl::driver_reason("Cannot execute query. Fatal error. Connection failed.") ==
+        "the connection is lost");
   CHECK(queuectl::driver_reason("ERROR:  permission denied for table job_queue\n") ==
         "ERROR:  permission denied for table job_queue");
   CHECK(queuectl::driver_reason("Access denied for user 'app'@'localhost' (using password: YES)") ==

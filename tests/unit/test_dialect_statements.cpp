@@ -119,6 +119,30 @@ TEST_CASE("dialect statements: what every backend runs is there") {
     check_text("queues.dead_letter_targets", s.queues.dead_letter_targets);
     check_text("queues.names", s.queues.names);
     check_text("queues.named", s.queues.named);
+    check_text("queues.set_retain", s.queues.set_retain);
+    check_text("queues.set_rate", s.queues.set_rate);
+    check_text("queues.clear_rate_keys", s.queues.clear_rate_keys);
+    check_text("queues.rate_state", s.queues.rate_state);
+
+    check_text("schedules.now", s.schedules.now);
+    check_text("schedules.get", s.schedules.get);
+    check_text("schedules.lock", s.schedules.lock);
+    check_text("schedules.list", s.schedules.list);
+    check_text("schedules.names", s.schedules.names);
+    check_text("schedules.insert", s.schedules.insert);
+    check_text("schedules.redefine", s.schedules.redefine);
+    check_text("schedules.remove", s.schedules.remove);
+    check_text("schedules.remove_fires", s.schedules.remove_fires);
+    check_text("schedules.set_paused", s.schedules.set_paused);
+    check_text("schedules.any_due", s.schedules.any_due);
+    check_text("schedules.due_pick", s.schedules.due_pick);
+    check_text("schedules.job_status", s.schedules.job_status);
+    check_text("schedules.advance", s.schedules.advance);
+    check_text("schedules.triggered", s.schedules.triggered);
+    check_text("schedules.record_fire", s.schedules.record_fire);
+    check_text("schedules.prune_fires", s.schedules.prune_fires);
+    check_text("schedules.recent_fires", s.schedules.recent_fires);
+    check_text("schedules.late", s.schedules.late);
 
     check_text("groups.list", s.groups.list);
 
@@ -146,6 +170,22 @@ TEST_CASE("dialect statements: the claim has the shape update_returning() says")
       // A backend whose claims pass over each other's row locks can hold one half way, as
       // the contract tests do; one without row locks (SQLite) has nothing to hold.
       CHECK(one->locking_pick.has_value() == dialect->skip_locked());
+      // A rate limit: taken by the one statement where it can lock the queue's row itself
+      // (PostgreSQL), else by steps around it, which then bind :grant and :keys_free.
+      CHECK(one->rate.has_value() == !dialect->skip_locked());
+      CHECK(one->claim_rated.has_value() == !one->rate.has_value());
+      if (one->rate) {
+        check_text("claim.rate.read", one->rate->read);
+        check_text("claim.rate.spend", one->rate->spend);
+        check_text("claim.rate.spend_key", one->rate->spend_key);
+        CHECK(one->claim.find(":grant") != std::string::npos);
+        CHECK(one->claim.find(":keys_free") != std::string::npos);
+      } else {
+        // The plain claim leaves rate-limited queues to claim_rated, which takes the tokens.
+        CHECK(one->claim.find("rate_count IS NOT NULL") != std::string::npos);
+        CHECK(one->claim.find("queuectl_rate_grant") == std::string::npos);
+        CHECK(one->claim_rated->find("queuectl_rate_grant") != std::string::npos);
+      }
     } else {
       const auto& steps = std::get<ClaimPickThenMark>(s.claim);
       check_text("claim.start", steps.start);
@@ -154,6 +194,9 @@ TEST_CASE("dialect statements: the claim has the shape update_returning() says")
       check_text("claim.limit_lock", steps.limit_lock);
       check_text("claim.limit_busy", steps.limit_busy);
       check_text("claim.mark", steps.mark);
+      check_text("claim.rate.read", steps.rate.read);
+      check_text("claim.rate.spend", steps.rate.spend);
+      check_text("claim.rate.spend_key", steps.rate.spend_key);
       // The pick skips what other claimers hold.
       CHECK(dialect->skip_locked());
     }
