@@ -72,6 +72,28 @@ constexpr const char* kKeyHasToken = R"((j.group_key IS NULL OR NOT EXISTS (
                       WHERE p.queue = j.queue AND p.rate_per_key AND p.rate_count IS NOT NULL)
                   < 1)))";
 
+// How many of the picked jobs a queue's concurrency limit leaves to a claim: its free
+// slots (queuectl_claim_slots, migration 5, locks the queue's row and counts), or no limit.
+constexpr const char* kSlotsLimit = R"(LIMIT (SELECT CASE WHEN p.max_processing IS NOT NULL
+                          THEN queuectl_claim_slots(a.queue, 2147483647) END
+                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue))";
+
+// The claim's UPDATE of the jobs in `taken`, returning them.
+std::string mark_taken() {
+  return R"(
+    UPDATE job_queue j
+       SET status = 1,
+           attempts = j.attempts + 1,
+           locked_by = CAST(:worker AS text),
+           lock_token = CAST(:token AS text),
+           locked_at = now(),
+           lock_until = now() + )" QC_MS(":lease_ms") R"(,
+           updated_at = now()
+     WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
+    RETURNING )" +
+         job_columns("j.");
+}
+
 }  // namespace
 
 EnqueueStatements make_enqueue(const std::string& cols) {
@@ -172,20 +194,9 @@ ClaimStatements make_claim() {
       SELECT t.id
         FROM picked t
        ORDER BY t.priority DESC, t.run_at, t.id
-       LIMIT (SELECT CASE WHEN p.max_processing IS NOT NULL
-                          THEN queuectl_claim_slots(a.queue, 2147483647) END
-                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue))
-    UPDATE job_queue j
-       SET status = 1,
-           attempts = j.attempts + 1,
-           locked_by = CAST(:worker AS text),
-           lock_token = CAST(:token AS text),
-           locked_at = now(),
-           lock_until = now() + )" QC_MS(":lease_ms") R"(,
-           updated_at = now()
-     WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
-    RETURNING )" +
-            job_columns("j.");
+       )" + std::string(kSlotsLimit) +
+            R"()
+    )" + mark_taken();
   // A queue with a rate limit: `claim` above takes nothing from it (the check shares the
   // paused one's probe), and the repository runs `claim_rated` instead, the same claim with
   // the rate limit taken in it. Two statements, not one: the rate limit's writes (data-
@@ -236,21 +247,10 @@ ClaimStatements make_claim() {
                                  THEN queuectl_rate_grant(a.queue) ELSE 2147483647 END
                        FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue)
        ORDER BY t.priority DESC, t.run_at, t.id
-       LIMIT (SELECT CASE WHEN p.max_processing IS NOT NULL
-                          THEN queuectl_claim_slots(a.queue, 2147483647) END
-                FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue)),
-    claimed AS (
-      UPDATE job_queue j
-         SET status = 1,
-             attempts = j.attempts + 1,
-             locked_by = CAST(:worker AS text),
-             lock_token = CAST(:token AS text),
-             locked_at = now(),
-             lock_until = now() + )" QC_MS(":lease_ms") R"(,
-             updated_at = now()
-       WHERE j.id = ANY (ARRAY(SELECT taken.id FROM taken))
-      RETURNING )" +
-                  job_columns("j.") + R"(),
+       )" + kSlotsLimit +
+                  R"(),
+    claimed AS ()" +
+                  mark_taken() + R"(),
     spent AS (
       UPDATE queuectl_queues p
          SET rate_tokens = LEAST(CAST(p.rate_burst AS double precision),
