@@ -64,6 +64,90 @@ void sort_claim_order(std::vector<Job>& jobs) {
   });
 }
 
+// How many of jobs[start, ...) go in one statement: up to `most` rows, and kBulkBytes of
+// values, to stay well under MySQL's max_allowed_packet (16 MiB by default).
+std::size_t rows_in_statement(const std::vector<NewJob>& jobs, std::size_t start,
+                              std::size_t most) {
+  std::size_t bytes = 0, n = 0;
+  for (; start + n < jobs.size() && n < most && (n == 0 || bytes < kBulkBytes); ++n)
+    bytes += jobs[start + n].payload.size() + 512;
+  return n;
+}
+
+// jobs[start, start + n) as insert_arrays's eight array literals.
+struct JobArrays {
+  ArrayLiteral queue, priority, run_at, delay, max_attempts, payload, dedupe, group;
+
+  void bind(soci::statement& st, const std::vector<NewJob>& jobs, std::size_t start,
+            std::size_t n) {
+    for (std::size_t i = start; i < start + n; ++i) {
+      const NewJob& j = jobs[i];
+      queue.add(j.queue);
+      priority.add(j.priority);
+      run_at.add(j.run_at);
+      delay.add(j.delay.ms());
+      max_attempts.add(j.max_attempts);
+      payload.add(j.payload);
+      dedupe.add(j.dedupe_key);
+      group.add(j.group_key);
+    }
+    st.exchange(use(queue.done(), "queues"));
+    st.exchange(use(priority.done(), "priorities"));
+    st.exchange(use(run_at.done(), "run_ats"));
+    st.exchange(use(delay.done(), "delays_ms"));
+    st.exchange(use(max_attempts.done(), "max_attempts"));
+    st.exchange(use(payload.done(), "payloads"));
+    st.exchange(use(dedupe.done(), "dedupe_keys"));
+    st.exchange(use(group.done(), "group_keys"));
+  }
+};
+
+// jobs[start, start + n) as the rows of a values_rows INSERT, bound by position.
+struct JobValues {
+  // Sized up front so that the bound references stay valid.
+  std::vector<std::string> queue, payload, run_at, dedupe, group;
+  std::vector<int> priority, max_attempts;
+  std::vector<long long> delay;
+  std::vector<soci::indicator> run_at_ind, dedupe_ind, group_ind;
+
+  // Returns the statement's text.
+  std::string bind(soci::statement& st, const InsertValuesRows& rows,
+                   const std::vector<NewJob>& jobs, std::size_t start, std::size_t n) {
+    for (auto* v : {&queue, &payload, &run_at, &dedupe, &group}) v->resize(n);
+    priority.resize(n);
+    max_attempts.resize(n);
+    delay.resize(n);
+    for (auto* v : {&run_at_ind, &dedupe_ind, &group_ind}) v->resize(n);
+    std::string sql = rows.prefix;
+    for (std::size_t i = 0; i < n; ++i) {
+      const NewJob& j = jobs[start + i];
+      queue[i] = j.queue;
+      payload[i] = j.payload;
+      priority[i] = j.priority;
+      max_attempts[i] = j.max_attempts;
+      delay[i] = j.delay.ms();
+      run_at[i] = j.run_at.value_or("");
+      run_at_ind[i] = j.run_at ? soci::i_ok : soci::i_null;
+      dedupe[i] = j.dedupe_key.value_or("");
+      dedupe_ind[i] = j.dedupe_key ? soci::i_ok : soci::i_null;
+      group[i] = j.group_key.value_or("");
+      group_ind[i] = j.group_key ? soci::i_ok : soci::i_null;
+      sql += (i ? ", " : "") + values_row(rows, i);
+      // Positional binds in the row's order: queue, priority, run_at, delay, max_attempts,
+      // payload, dedupe_key, group_key.
+      st.exchange(use(queue[i]));
+      st.exchange(use(priority[i]));
+      st.exchange(use(run_at[i], run_at_ind[i]));
+      st.exchange(use(delay[i]));
+      st.exchange(use(max_attempts[i]));
+      st.exchange(use(payload[i]));
+      st.exchange(use(dedupe[i], dedupe_ind[i]));
+      st.exchange(use(group[i], group_ind[i]));
+    }
+    return sql + rows.suffix;
+  }
+};
+
 }  // namespace
 
 long long insert_job_row(Database& db, const NewJob& job) {
@@ -123,94 +207,65 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
     out = {};
     auto& s = db_.session();
     const Statements& q = db_.sql();
-    if (q.enqueue.insert_arrays) {
-      for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
-        std::size_t bytes = 0;
-        for (n = 0; start + n < jobs.size() && n < kArrayRows && (n == 0 || bytes < kBulkBytes);
-             ++n)
-          bytes += jobs[start + n].payload.size() + 512;
-        ArrayLiteral queue, priority, run_at, delay, max_attempts, payload, dedupe, group;
-        for (std::size_t i = 0; i < n; ++i) {
-          const NewJob& j = jobs[start + i];
-          queue.add(j.queue);
-          priority.add(j.priority);
-          run_at.add(j.run_at);
-          delay.add(j.delay.ms());
-          max_attempts.add(j.max_attempts);
-          payload.add(j.payload);
-          dedupe.add(j.dedupe_key);
-          group.add(j.group_key);
-        }
-        soci::statement st(s);
-        st.exchange(use(queue.done(), "queues"));
-        st.exchange(use(priority.done(), "priorities"));
-        st.exchange(use(run_at.done(), "run_ats"));
-        st.exchange(use(delay.done(), "delays_ms"));
-        st.exchange(use(max_attempts.done(), "max_attempts"));
-        st.exchange(use(payload.done(), "payloads"));
-        st.exchange(use(dedupe.done(), "dedupe_keys"));
-        st.exchange(use(group.done(), "group_keys"));
-        prepare_once(st, *q.enqueue.insert_arrays);
-        st.execute(true);
-        const long long inserted = st.get_affected_rows();
-        db_.dialect().check_skipped_rows(s);
-        out.enqueued += inserted;
-        out.duplicates += static_cast<long long>(n) - inserted;
-      }
-      return;
-    }
+    const bool arrays = q.enqueue.insert_arrays.has_value();
     for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
-      // A statement ends at kBulkRows rows or kBulkBytes of values, whichever comes first,
-      // to stay well under MySQL's max_allowed_packet (16 MiB by default).
-      std::size_t bytes = 0;
-      for (n = 0; start + n < jobs.size() && n < kBulkRows && (n == 0 || bytes < kBulkBytes); ++n)
-        bytes += jobs[start + n].payload.size() + 512;
-      // Values live in vectors sized up front so the bound references stay valid.
-      std::vector<std::string> queue(n), payload(n), run_at(n), dedupe(n), group(n);
-      std::vector<int> priority(n), max_attempts(n);
-      std::vector<long long> delay(n);
-      std::vector<soci::indicator> run_at_ind(n), dedupe_ind(n), group_ind(n);
-      const InsertValuesRows& rows = q.enqueue.values_rows;
-      std::string sql = rows.prefix;
+      n = rows_in_statement(jobs, start, arrays ? kArrayRows : kBulkRows);
+      JobArrays a;
+      JobValues v;
       soci::statement st(s);
-      for (std::size_t i = 0; i < n; ++i) {
-        const NewJob& j = jobs[start + i];
-        queue[i] = j.queue;
-        payload[i] = j.payload;
-        priority[i] = j.priority;
-        max_attempts[i] = j.max_attempts;
-        delay[i] = j.delay.ms();
-        run_at[i] = j.run_at.value_or("");
-        run_at_ind[i] = j.run_at ? soci::i_ok : soci::i_null;
-        dedupe[i] = j.dedupe_key.value_or("");
-        dedupe_ind[i] = j.dedupe_key ? soci::i_ok : soci::i_null;
-        group[i] = j.group_key.value_or("");
-        group_ind[i] = j.group_key ? soci::i_ok : soci::i_null;
-        std::string row = rows.row;
-        for (auto pos = row.find("{n}"); pos != std::string::npos; pos = row.find("{n}"))
-          row.replace(pos, 3, std::to_string(i));
-        sql += (i ? ", " : "") + row;
-        // Positional binds in the row's order: queue, priority, run_at, delay, max_attempts,
-        // payload, dedupe_key, group_key.
-        st.exchange(use(queue[i]));
-        st.exchange(use(priority[i]));
-        st.exchange(use(run_at[i], run_at_ind[i]));
-        st.exchange(use(delay[i]));
-        st.exchange(use(max_attempts[i]));
-        st.exchange(use(payload[i]));
-        st.exchange(use(dedupe[i], dedupe_ind[i]));
-        st.exchange(use(group[i], group_ind[i]));
+      if (arrays) {
+        a.bind(st, jobs, start, n);
+        prepare_once(st, *q.enqueue.insert_arrays);
+      } else {
+        prepare_once(st, v.bind(st, q.enqueue.values_rows, jobs, start, n));
       }
-      sql += rows.suffix;
-      prepare_once(st, sql);
       st.execute(true);
-      long long inserted = st.get_affected_rows();
+      const long long inserted = st.get_affected_rows();
       db_.dialect().check_skipped_rows(s);
       out.enqueued += inserted;
       out.duplicates += static_cast<long long>(n) - inserted;
     }
   });
   return out;
+}
+
+std::vector<std::int64_t> insert_job_rows(Database& db, const std::vector<NewJob>& jobs) {
+  const EnqueueStatements& q = db.sql().enqueue;
+  auto& s = db.session();
+  std::vector<std::int64_t> ids;
+  ids.reserve(jobs.size());
+  const auto lost = [] { return Error("a job of a multi-row insert was not inserted"); };
+  if (!q.insert_arrays_ids && !q.consecutive_ids) {
+    for (const NewJob& job : jobs) {
+      if (insert_job_row(db, job) != 1) throw lost();
+      long long id = 0;
+      s << q.last_insert_id, soci::into(id);
+      ids.push_back(id);
+    }
+    return ids;
+  }
+  const bool arrays = q.insert_arrays_ids.has_value();
+  for (std::size_t start = 0, n = 0; start < jobs.size(); start += n) {
+    n = rows_in_statement(jobs, start, arrays ? kArrayRows : kBulkRows);
+    if (arrays) {
+      JobArrays a;
+      std::vector<long long> got = fetch_ids(
+          s, *q.insert_arrays_ids, [&](soci::statement& st) { a.bind(st, jobs, start, n); });
+      if (got.size() != n) throw lost();
+      std::sort(got.begin(), got.end());
+      ids.insert(ids.end(), got.begin(), got.end());
+      continue;
+    }
+    JobValues v;
+    soci::statement st(s);
+    prepare_once(st, v.bind(st, q.values_rows, jobs, start, n));
+    st.execute(true);
+    if (st.get_affected_rows() != static_cast<long long>(n)) throw lost();
+    long long last = 0;
+    s << q.last_insert_id, soci::into(last);
+    for (std::size_t i = 0; i < n; ++i) ids.push_back(last - static_cast<long long>(n - 1 - i));
+  }
+  return ids;
 }
 
 std::optional<ClaimStart> read_claim_start(Database& db, const ClaimPickThenMark& q,

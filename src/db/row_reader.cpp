@@ -58,6 +58,14 @@ Job JobRowReader::job() const {
   return j;
 }
 
+std::string values_row(const InsertValuesRows& rows, std::size_t index) {
+  std::string row = rows.row;
+  const std::string n = std::to_string(index);
+  for (auto pos = row.find("{n}"); pos != std::string::npos; pos = row.find("{n}", pos + n.size()))
+    row.replace(pos, 3, n);
+  return row;
+}
+
 std::string expand_ids(const std::string& sql, std::size_t count) {
   std::string list;
   for (std::size_t i = 0; i < count; ++i) {

@@ -10,6 +10,7 @@
 
 #include "core/job.hpp"
 #include "core/job_fields.hpp"
+#include "db/statements.hpp"
 
 namespace queuectl {
 
@@ -71,6 +72,10 @@ std::vector<long long> fetch_ids(soci::session& session, const std::string& sql,
   for (bool got = st.execute(true); got; got = st.fetch()) ids.push_back(one);
   return ids;
 }
+
+// values_rows's row with "{n}" replaced by `index` (text built from the count, never the
+// values).
+std::string values_row(const InsertValuesRows& rows, std::size_t index);
 
 // Binds "{ids}" as :id0, :id1, ... in `sql` (text built from the count, never the values).
 std::string expand_ids(const std::string& sql, std::size_t count);

@@ -49,6 +49,13 @@ struct EnqueueStatements {
   // :max_attempts :payloads :dedupe_keys :group_keys (array literals); skips duplicates.
   // Where the dialect has arrays (PostgreSQL), used instead of values_rows.
   std::optional<std::string> insert_arrays;
+  // How a multi-row INSERT tells the ids of its rows (insert_job_rows), in the rows' order:
+  // insert_arrays_ids (insert_arrays, -> each row's id, ascending in the rows' order), or
+  // consecutive_ids (values_rows's ids are consecutive and last_insert_id reads the last:
+  // one writer at a time, SQLite), or neither (one insert_job per row: MySQL, where
+  // concurrent inserts may interleave their ids).
+  std::optional<std::string> insert_arrays_ids;
+  bool consecutive_ids = false;
 };
 
 // Either way a claim takes up to :limit due ready jobs of an unpaused :queue, a grouped job
@@ -317,7 +324,9 @@ struct ScheduleStatements {
   std::string advance;
   // A fire by hand (cron trigger): :name :last_job_id :last_fire (now); seq grows by one.
   std::string triggered;
-  std::string record_fire;  // :name :seq :tick (NULL by hand) :job_id :missed
+  // Fires of the history, many in one INSERT; a row has :n{n} :s{n} :t{n} :j{n} :m{n}: name,
+  // seq, tick (NULL: by hand), job_id, missed, bound by position in that order.
+  InsertValuesRows record_fires;
   std::string prune_fires;  // :name :below (deletes seq <= :below)
   // :name :limit -> seq, tick, job_id, missed, the job's status (NULL: gone), fired_at
   // (RFC 3339); newest first.

@@ -509,3 +509,77 @@ TEST_CASE("slow: cron race: 8 firers with SIGKILLs, each tick of each schedule e
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// A tick fires a batch's jobs in one INSERT (SQLite, PostgreSQL) and its history in another:
+// every fire's job must still be its own, with its own tick as run_at.
+TEST_CASE("cli: cron tick: many schedules due at once each get their own jobs, one per tick") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  std::string lines;
+  for (int i = 0; i < 30; ++i)
+    lines += "{\"name\": \"b" + std::to_string(i) +
+             "\", \"schedule\": \"@every 10s\", \"queue\": \"batch\"}\n";
+  write_file(dir.path() + "/s.ndjson", lines);
+  ok(url, {"cron", "apply", dir.path() + "/s.ndjson"});
+  // Due 40 s back: four or five ticks each, all on time (within the 60 s misfire window).
+  fixture.db().session() << "UPDATE queuectl_schedules SET next_fire = next_fire - 40";
+  const json fired = tick(url);
+  const std::int64_t jobs = fired["jobs"].get<std::int64_t>();
+  REQUIRE(jobs >= 30 * 4);
+  REQUIRE(fired["fires"].size() == static_cast<std::size_t>(jobs));
+
+  json listed = ok_json(url, {"list", "batch", "--limit", "1000"});
+  std::map<std::int64_t, std::string> run_at;
+  for (const json& j : listed) run_at[j["id"].get<std::int64_t>()] = j["run_at"];
+  CHECK(run_at.size() == static_cast<std::size_t>(jobs));
+  std::map<std::string, std::vector<std::int64_t>> ticks;
+  std::set<std::int64_t> ids;
+  for (const json& f : fired["fires"]) {
+    CAPTURE(f.dump());
+    const std::int64_t id = f["job_id"].get<std::int64_t>();
+    CHECK(ids.insert(id).second);  // no job stands for two fires
+    REQUIRE(run_at.count(id) == 1);
+    CHECK(run_at[id].substr(0, 19) == f["tick"].get<std::string>().substr(0, 19));
+    ticks[f["schedule"]].push_back(epoch_s(f["tick"]));
+  }
+  CHECK(ticks.size() == 30);
+  for (const auto& [name, t] : ticks) {
+    CAPTURE(name);
+    for (std::size_t i = 1; i < t.size(); ++i) CHECK(t[i] - t[i - 1] == 10);
+    // The history has the same jobs for the same ticks.
+    json recent = schedule(url, name)["recent_fires"];
+    CHECK(recent.size() == t.size());
+    for (const json& r : recent) CHECK(ids.count(r["job_id"].get<std::int64_t>()) == 1);
+  }
+}
+
+// The history keeps the last 100 fires or so: it is trimmed when a schedule's fire count
+// passes a multiple of 20, not at every fire.
+TEST_CASE("cli: cron: the fire history is trimmed to the last 100 fires") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"cron", "add", "kept", "@every 1h", "q"});
+  ok(url, {"cron", "add", "trimmed", "@every 1h", "q"});
+  for (int i = 0; i < 3; ++i) {
+    ok(url, {"cron", "trigger", "kept"});
+    ok(url, {"cron", "trigger", "trimmed"});
+  }
+  const std::string count = "SELECT COUNT(*) FROM queuectl_schedule_fires WHERE name = ";
+  // As if "trimmed" had fired 219 times: its next fire is the 220th, which trims to the
+  // fires after the 120th: none of the three older ones is left.
+  fixture.db().session() << "UPDATE queuectl_schedules SET seq = 219 WHERE name = 'trimmed'";
+  ok(url, {"cron", "trigger", "trimmed"});
+  ok(url, {"cron", "trigger", "kept"});
+  CHECK(scalar(fixture.db(), count + "'trimmed'") == 1);
+  CHECK(scalar(fixture.db(),
+               "SELECT MAX(seq) FROM queuectl_schedule_fires WHERE name = 'trimmed'") == 220);
+  CHECK(scalar(fixture.db(), count + "'kept'") == 4);
+  // The next fire (221st) is not a trim: the history grows again.
+  ok(url, {"cron", "trigger", "trimmed"});
+  CHECK(scalar(fixture.db(), count + "'trimmed'") == 2);
+}
+
+}  // namespace queuectl::testing::cli

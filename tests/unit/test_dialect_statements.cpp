@@ -69,6 +69,11 @@ TEST_CASE("dialect statements: what every backend runs is there") {
     check_text("enqueue.values_rows.row", s.enqueue.values_rows.row);
     // values_rows.suffix may be empty: MySQL skips duplicates with INSERT IGNORE, up front.
     check_optional("enqueue.insert_arrays", s.enqueue.insert_arrays);
+    check_optional("enqueue.insert_arrays_ids", s.enqueue.insert_arrays_ids);
+    // A dialect that tells a multi-row INSERT's ids does it one way: arrays returning them, or
+    // consecutive ids after the rows.
+    CHECK_FALSE((s.enqueue.insert_arrays_ids && s.enqueue.consecutive_ids));
+    CHECK(s.enqueue.insert_arrays_ids.has_value() <= s.enqueue.insert_arrays.has_value());
 
     check_text("finish.ack", s.finish.ack);
     check_guarded("finish.ack_ids", s.finish.ack_ids, d);
@@ -139,7 +144,9 @@ TEST_CASE("dialect statements: what every backend runs is there") {
     check_text("schedules.job_status", s.schedules.job_status);
     check_text("schedules.advance", s.schedules.advance);
     check_text("schedules.triggered", s.schedules.triggered);
-    check_text("schedules.record_fire", s.schedules.record_fire);
+    check_text("schedules.record_fires.prefix", s.schedules.record_fires.prefix);
+    check_text("schedules.record_fires.row", s.schedules.record_fires.row);
+    CHECK(s.schedules.record_fires.row.find("{n}") != std::string::npos);
     check_text("schedules.prune_fires", s.schedules.prune_fires);
     check_text("schedules.recent_fires", s.schedules.recent_fires);
     check_text("schedules.late", s.schedules.late);

@@ -136,6 +136,9 @@ EnqueueStatements make_enqueue(const std::string& cols) {
            WITH ORDINALITY AS v (q, p, r, d, m, j, k, g, n)
      ORDER BY v.n
     ON CONFLICT (queue, dedupe_key) DO NOTHING)";
+  // The ids come from the sequence as the rows go in, in the ORDER BY's order, so sorted
+  // they are the rows' ids in order.
+  s.insert_arrays_ids = *s.insert_arrays + "\n    RETURNING id";
   s.last_insert_id = "SELECT lastval()";
   s.job_by_dedupe_key = "SELECT " + cols +
                         " FROM job_queue WHERE queue = CAST(:queue AS text)"

@@ -71,10 +71,9 @@ ScheduleStatements make_schedules() {
        SET last_job_id = CAST(:last_job_id AS bigint), last_fire = CAST(:last_fire AS bigint),
            seq = seq + 1, updated_at = now()
      WHERE name = CAST(:name AS text))";
-  s.record_fire = R"(
-    INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed)
-    VALUES (CAST(:name AS text), CAST(:seq AS bigint), CAST(:tick AS bigint),
-            CAST(:job_id AS bigint), CAST(:missed AS integer)))";
+  s.record_fires.prefix =
+      "INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed) VALUES ";
+  s.record_fires.row = "(:n{n}, :s{n}, :t{n}, :j{n}, :m{n})";
   s.prune_fires =
       "DELETE FROM queuectl_schedule_fires WHERE name = CAST(:name AS text)"
       " AND seq <= CAST(:below AS bigint)";

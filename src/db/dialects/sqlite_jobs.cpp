@@ -58,6 +58,9 @@ EnqueueStatements make_enqueue(const std::string& cols) {
       "?, ?, ?, ?)";
   s.values_rows.suffix = " ON CONFLICT DO NOTHING";
   s.last_insert_id = "SELECT last_insert_rowid()";
+  // One writer at a time, and a new rowid is the largest so far plus one: a multi-row
+  // INSERT's rows have consecutive ids, ending at last_insert_rowid().
+  s.consecutive_ids = true;
   s.job_by_dedupe_key =
       "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
   return s;

@@ -71,10 +71,9 @@ ScheduleStatements make_schedules() {
        SET last_job_id = :last_job_id, last_fire = :last_fire, seq = seq + 1, updated_at = )" QC_NOW
                 R"(
      WHERE name = :name)";
-  s.record_fire = R"(
-    INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed)
-    VALUES (:name, :seq, :tick,
-            :job_id, :missed))";
+  s.record_fires.prefix =
+      "INSERT INTO queuectl_schedule_fires (name, seq, tick, job_id, missed) VALUES ";
+  s.record_fires.row = "(:n{n}, :s{n}, :t{n}, :j{n}, :m{n})";
   s.prune_fires =
       "DELETE FROM queuectl_schedule_fires WHERE name = :name"
       " AND seq <= :below";
