@@ -72,7 +72,8 @@ Output run_claim(Context& ctx, const ClaimOptions& o) {
     // grows from 50ms to 1s, for jobs that become due by their run_at.
     const Clock::time_point deadline = Clock::now() + wait.chrono();
     std::optional<Announcements> announced;
-    if (Announcements::available(db.url())) {
+    // Not through a pooler, which may hand the listening server session to someone else.
+    if (Announcements::available(db.url()) && !db.pooled()) {
       announced.emplace(db);
       jobs = repo.claim(r);  // a job announced before the LISTEN took effect is not missed
     }

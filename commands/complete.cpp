@@ -56,7 +56,7 @@ void with_completion_db(Context& ctx, Read read) {
   Deadline deadline(kDeadlineMs);
   Database db(ctx.url().with_connect_timeout(1), CreateFile::no, Access::read);
   db.max_attempts = 1;
-  db.dialect().set_lock_wait(db.session(), std::chrono::milliseconds(500));
+  db.set_lock_wait(std::chrono::milliseconds(500));
   Migrator(db).require_current();
   read(db);
 }

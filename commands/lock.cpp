@@ -119,11 +119,12 @@ void setup_lock(CLI::App& app, Context& ctx) {
                 "Print the key the database locks for NAME (for your own SQL); take nothing");
   sub->add_option("COMMAND", o->command, "The command to run, after --");
   sub->footer(
-      "PostgreSQL: pg_try_advisory_lock(hashtextextended(NAME, 0)); MySQL/MariaDB:\n"
-      "GET_LOCK(NAME, 0), NAME as it is (a name the server refuses, such as one over 64\n"
-      "characters on MySQL 8 or 192 bytes on MariaDB, is locked under a stand-in key that\n"
-      "--print-key shows); SQLite: a lock row with a heartbeat. An application's own SQL\n"
-      "taking the same lock excludes queuectl, and the reverse.\n"
+      "PostgreSQL: pg_try_advisory_xact_lock(hashtextextended(NAME, 0)), in a transaction\n"
+      "kept open while CMD runs (so it holds behind PgBouncer in transaction mode too).\n"
+      "MySQL/MariaDB: GET_LOCK(NAME, 0), NAME as it is (a name the server refuses, such as\n"
+      "one over 64 characters on MySQL 8 or 192 bytes on MariaDB, is locked under a\n"
+      "stand-in key that --print-key shows). SQLite: a lock row with a heartbeat. An\n"
+      "application's own SQL taking the same lock excludes queuectl, and the reverse.\n"
       "The command's exit code becomes queuectl's; exit 5 when the lock is busy, or the\n"
       "code given with -E (choose one the command never exits with).\n"
       "Signals sent to queuectl are passed on to the command, and the command is killed if\n"

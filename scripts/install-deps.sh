@@ -19,6 +19,8 @@ PACKAGES=(
   # the cluster suites (scripts/test-clusters.sh): Galera and its rsync state transfer,
   # jq and bc for their ledgers
   galera-4 rsync jq bc
+  # a connection pooler in front of PostgreSQL (transaction and session pooling tests)
+  pgbouncer
   # shell completion tests, process tools, `script` (a terminal for the progress tests)
   bash-completion zsh fish procps bsdutils
   # a real terminal of a fixed size for the full-screen `top` test (tests/top)

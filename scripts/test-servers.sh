@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Throwaway PostgreSQL 15 + MariaDB servers for queuectl's integration tests.
+# Throwaway PostgreSQL 15 + MariaDB servers for queuectl's integration tests, and a
+# PgBouncer in front of the PostgreSQL.
 #
 # Usage:
 #   scripts/test-servers.sh start  DIR   # init (if needed) + start both, write DIR/env, print it
@@ -19,6 +20,7 @@
 #   DIR/mysql/data       MariaDB datadir, DIR/mysql/my.cnf its only option file
 #   DIR/mysql/mysql.sock MariaDB Unix socket
 #   DIR/*.log            logs of every step and of both servers
+#   DIR/pgbouncer/       PgBouncer's configuration, pid file and log
 #   DIR/env              export lines for the test URLs
 #
 # Accounts:
@@ -26,6 +28,10 @@
 #               Unix socket = trust, TCP = scram-sha-256 (password is really checked).
 #   MariaDB:    queuectl@127.0.0.1 and queuectl@localhost / queuectl, ALL PRIVILEGES ON *.* WITH GRANT OPTION,
 #               database queuectl_test; root has no password (socket: mariadb -S DIR/mysql/mysql.sock -uroot).
+#
+# PgBouncer (QUEUECTL_TEST_PGBOUNCER_URL, database queuectl_tx): the same database and
+# account through a pool in transaction mode with 4 server connections, as most
+# deployments run it; database queuectl_session is the same pool in session mode.
 #
 # Both servers listen only on 127.0.0.1 (plus their Unix sockets in DIR), on free
 # ports chosen at start. No system service is ever used. Servers are tuned for
@@ -436,6 +442,87 @@ my_stop() {
   return 0
 }
 
+# ------------------------------------------------------------ PgBouncer --
+
+PGBDIR=$DIR/pgbouncer
+pgb_port() { cat "$PGBDIR/port" 2>/dev/null || true; }
+pgb_pid() {
+  local pid
+  pid=$(cat "$PGBDIR/pgbouncer.pid" 2>/dev/null) || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+pgb_start() {
+  local bin port pg i t
+  bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+  [[ -x $bin ]] || die "pgbouncer not found (run scripts/install-deps.sh)"
+  if pgb_pid >/dev/null; then
+    log "pgbouncer: already running on port $(pgb_port)"
+    return 0
+  fi
+  mkdir -p "$PGBDIR"
+  pg=$(pg_port)
+  printf '"%s" "%s"\n' "$DB_USER" "$DB_PASS" >"$PGBDIR/userlist.txt"
+  chmod 600 "$PGBDIR/userlist.txt"
+  for ((i = 0; i < 3; i++)); do
+    port=$(pick_port "$pg" "$(my_port)")
+    # One pooler, two pools of the same database: transaction mode (what most
+    # deployments run) and session mode.
+    cat >"$PGBDIR/pgbouncer.ini" <<INI
+[databases]
+queuectl_tx = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction
+queuectl_session = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=session
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $port
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $PGBDIR/userlist.txt
+pool_mode = transaction
+default_pool_size = 4
+max_client_conn = 200
+logfile = $PGBDIR/pgbouncer.log
+pidfile = $PGBDIR/pgbouncer.pid
+INI
+    echo "$port" >"$PGBDIR/port"
+    log "pgbouncer: starting on 127.0.0.1:$port"
+    if ((IS_ROOT)); then
+      chown -R postgres: "$PGBDIR"
+      # PgBouncer refuses to run as root.
+      runuser -u postgres -- "$bin" -d "$PGBDIR/pgbouncer.ini" >>"$STEPLOG" 2>&1 9>&- || true
+    else
+      "$bin" -d "$PGBDIR/pgbouncer.ini" >>"$STEPLOG" 2>&1 9>&- || true
+    fi
+    for ((t = 0; t < 50; t++)); do
+      if PGPASSWORD=$DB_PASS psql -X -q -h 127.0.0.1 -p "$port" -U "$DB_USER" queuectl_tx \
+          -c 'SELECT 1' >>"$DIR/pgbouncer-setup.log" 2>&1; then
+        log "pgbouncer: ready on 127.0.0.1:$port"
+        return 0
+      fi
+      sleep 0.2
+    done
+    log "pgbouncer: not ready on port $port, retrying"
+    pgb_stop
+  done
+  show_log "$PGBDIR/pgbouncer.log"
+  show_log "$DIR/pgbouncer-setup.log"
+  die "PgBouncer failed to start (see $PGBDIR/pgbouncer.log)"
+}
+
+pgb_stop() {
+  local pid
+  pid=$(pgb_pid) || { log "pgbouncer: not running"; return 0; }
+  log "pgbouncer: stopping pid $pid"
+  kill -INT "$pid" 2>/dev/null || true
+  if ! wait_pid_gone "$pid" 10; then
+    kill -KILL "$pid" 2>/dev/null || true
+    wait_pid_gone "$pid" 5 || true
+  fi
+  return 0
+}
+
 # ---------------------------------------------------------------- main --
 
 write_env() {
@@ -445,6 +532,7 @@ write_env() {
   cat >"$ENVFILE.tmp" <<EOF
 export QUEUECTL_TEST_PG_URL=postgresql://$DB_USER:$DB_PASS@127.0.0.1:$pgp/$DB_NAME
 export QUEUECTL_TEST_MYSQL_URL=mysql://$DB_USER:$DB_PASS@127.0.0.1:$myp/$DB_NAME
+export QUEUECTL_TEST_PGBOUNCER_URL=postgresql://$DB_USER:$DB_PASS@127.0.0.1:$(pgb_port)/queuectl_tx
 EOF
   mv -f "$ENVFILE.tmp" "$ENVFILE"
 }
@@ -472,6 +560,7 @@ case $cmd in
     on_start_exit() {
       if ((start_ok == 0)); then
         log "start: failed, stopping servers"
+        pgb_stop || true
         pg_stop || true
         my_stop || true
       fi
@@ -479,6 +568,7 @@ case $cmd in
     trap on_start_exit EXIT
     pg_start
     my_start "$(pg_port)"
+    pgb_start
     write_env
     start_ok=1
     log "start: done"
@@ -487,6 +577,7 @@ case $cmd in
   stop)
     lock_dir
     log "stop: begin"
+    pgb_stop || true
     pg_stop || true
     my_stop || true
     log "stop: done"
@@ -499,6 +590,7 @@ case $cmd in
     rc=0
     if pg_running; then echo "postgresql: running on 127.0.0.1:$(pg_port)"; else echo "postgresql: stopped"; rc=1; fi
     if my_running; then echo "mariadb: running on 127.0.0.1:$(my_port)"; else echo "mariadb: stopped"; rc=1; fi
+    if pgb_pid >/dev/null; then echo "pgbouncer: running on 127.0.0.1:$(pgb_port)"; else echo "pgbouncer: stopped"; rc=1; fi
     exit $rc
     ;;
   *) usage ;;

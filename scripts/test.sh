@@ -27,7 +27,7 @@ if ! server_env=$(bash "$root/scripts/test-servers.sh" start "$servers"); then
   exit 1
 fi
 eval "$server_env"
-export QUEUECTL_TEST_PG_URL QUEUECTL_TEST_MYSQL_URL
+export QUEUECTL_TEST_PG_URL QUEUECTL_TEST_MYSQL_URL QUEUECTL_TEST_PGBOUNCER_URL
 
 cd build
 ctest --output-on-failure -j2 "$@"

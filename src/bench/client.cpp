@@ -38,7 +38,7 @@ class Client {
       : plan_(plan), control_(control), stats_(stats) {
     db_ = plan.claim_sql ? std::make_unique<Database>(plan.url, *plan.claim_sql)
                          : std::make_unique<Database>(plan.url);
-    db_->dialect().set_lock_wait(db_->session(), plan.lock_wait);
+    db_->set_lock_wait(plan.lock_wait);
     // Asked before each retry of contention: counts it, and gives up once told to stop.
     db_->give_up = [this] {
       ++stats_.retries;

@@ -236,7 +236,7 @@ bool AdminRepository::resume(const std::string& queue) {
   long long changed = 0;
   db_.transaction([&] {
     std::string q = queue;
-    soci::statement st = (db_.session().prepare << db_.sql().queues.resume, use(q, "queue"));
+    soci::statement st = statement_once(db_.session(), db_.sql().queues.resume, use(q, "queue"));
     st.execute(true);
     changed = st.get_affected_rows();
   });
@@ -258,7 +258,7 @@ void AdminRepository::set_dead_letter(const std::string& queue,
       // Follow the chain from the new target: it must not come back to `queue`.
       std::map<std::string, std::string> next;
       std::string from, to;
-      soci::statement st = (db_.session().prepare << db_.sql().queues.dead_letter_targets,
+      soci::statement st = statement_once(db_.session(), db_.sql().queues.dead_letter_targets,
                             soci::into(from), soci::into(to));
       for (bool got = st.execute(true); got; got = st.fetch()) next[from] = to;
       next[queue] = *target;
@@ -339,7 +339,7 @@ QueueSettings AdminRepository::settings(const std::string& queue) {
     soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, retain_ind = soci::i_null,
                     rate_ind = soci::i_null, period_ind = soci::i_null, burst_ind = soci::i_null;
     soci::statement st =
-        (db_.session().prepare << db_.sql().queues.settings, soci::into(paused), soci::into(strict),
+        statement_once(db_.session(), db_.sql().queues.settings, soci::into(paused), soci::into(strict),
          soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
          soci::into(retain_ms, retain_ind), soci::into(rate_count, rate_ind),
          soci::into(rate_period, period_ind), soci::into(rate_burst, burst_ind),
@@ -362,7 +362,7 @@ std::vector<std::string> AdminRepository::queue_names() {
   db_.retrying([&] {
     names.clear();
     std::string name;
-    soci::statement st = (db_.session().prepare << db_.sql().queues.names, soci::into(name));
+    soci::statement st = statement_once(db_.session(), db_.sql().queues.names, soci::into(name));
     for (bool got = st.execute(true); got; got = st.fetch()) names.push_back(name);
   });
   return names;
@@ -383,7 +383,7 @@ std::vector<std::pair<std::string, bool>> AdminRepository::named_queues() {
     std::string name;
     int paused = 0;
     soci::statement st =
-        (db_.session().prepare << db_.sql().queues.named, soci::into(name), soci::into(paused));
+        statement_once(db_.session(), db_.sql().queues.named, soci::into(name), soci::into(paused));
     for (bool got = st.execute(true); got; got = st.fetch()) named.emplace_back(name, paused != 0);
   });
   return named;

@@ -71,7 +71,7 @@ Database::Database(const DbUrl& url, CreateFile create, Access access)
     session_.open(factory, url.soci_connect_string());
     opened = true;
     dialect_->check_engine(session_, access == Access::write);
-    dialect_->configure_session(session_);
+    pooled_ = dialect_->configure_session(session_);
   } catch (const UsageError& e) {
     throw UsageError("cannot use " + url.redacted() + ": " + e.what());
   } catch (const soci::soci_error& e) {
@@ -210,7 +210,19 @@ void Database::translate_error(const soci::soci_error& e) const {
 }
 
 void Database::transaction(const std::function<void()>& work) {
-  in_transaction([this] { dialect_->begin(session_); }, work);
+  in_transaction(
+      [this] {
+        if (pooled_)
+          dialect_->begin_pooled(session_, lock_wait_);
+        else
+          dialect_->begin(session_);
+      },
+      work);
+}
+
+void Database::set_lock_wait(std::chrono::milliseconds wait) {
+  lock_wait_ = wait;
+  dialect_->set_lock_wait(session_, wait);
 }
 
 void Database::snapshot(const std::function<void()>& work) {

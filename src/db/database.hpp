@@ -47,6 +47,17 @@ class Database {
   const Statements& sql() const { return statements_ ? *statements_ : dialect_->sql(); }
   const DbUrl& url() const { return url_; }
 
+  // A connection pooler (PgBouncer) stands between queuectl and the server, found at
+  // connect (Dialect::configure_session). Its server session may change between
+  // transactions, so nothing relies on session state: each write transaction sets its own
+  // isolation level and lock wait, named locks are held inside a transaction, and a
+  // worker polls instead of trusting LISTEN.
+  bool pooled() const { return pooled_; }
+
+  // How long a statement waits for another session's lock before it fails as contention
+  // (Dialect::set_lock_wait); on a pooled connection, set again by each write transaction.
+  void set_lock_wait(std::chrono::milliseconds wait);
+
   // The kind of named lock this connection takes: lock rows where the backend has no
   // session locks, where they do not hold cluster-wide (Galera, asked once), or when
   // QUEUECTL_NAMED_LOCKS=row forces them (to test that path on plain servers); session
@@ -90,6 +101,8 @@ class Database {
   std::unique_ptr<Dialect> dialect_;
   std::optional<Statements> statements_;  // set: used instead of dialect_->sql()
   std::optional<NamedLockKind> lock_kind_;
+  bool pooled_ = false;
+  std::chrono::milliseconds lock_wait_ = kLockWait;
   soci::session session_;
 };
 

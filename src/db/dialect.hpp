@@ -64,14 +64,25 @@ class Dialect {
   }
 
   // Run once after connecting (time zone, isolation level, pragmas, and the lock wait of
-  // kLockWait).
-  virtual void configure_session(soci::session& session) const = 0;
+  // kLockWait). Returns true when a connection pooler stands between queuectl and the
+  // server (PgBouncer and its kin: the server process that answers is not the one the
+  // connection was opened to). A pooler in transaction mode hands the server session to
+  // other clients between transactions, so then no session state is relied on: see
+  // begin_pooled, NamedLockStatements::in_transaction, and the worker's LISTEN.
+  virtual bool configure_session(soci::session& session) const = 0;
   // How long one statement of this session may wait for another session's lock (a row, a
   // table, SQLite's write lock) before it fails as contention, which Database retries a
   // bounded number of times: no command waits forever behind someone's open transaction.
   virtual void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const = 0;
   // Opens a write transaction (SQLite takes its write lock up front).
   virtual void begin(soci::session& session) const = 0;
+  // begin() on a pooled connection: the session's settings that matter (the isolation
+  // level, the lock wait) are set again for this transaction alone, since the server
+  // session may not be the one configure_session set up.
+  virtual void begin_pooled(soci::session& session, std::chrono::milliseconds lock_wait) const {
+    (void)lock_wait;
+    begin(session);
+  }
   // Opens a read-only transaction whose statements all see one snapshot, so that counts
   // read by several statements add up (stats).
   virtual void begin_snapshot(soci::session& session) const = 0;

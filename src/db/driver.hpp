@@ -38,6 +38,7 @@ struct PostgresqlDriver {
   decltype(&PQresultErrorMessage) result_error_message;
   decltype(&PQconndefaults) conndefaults;
   decltype(&PQconninfoFree) conninfo_free;
+  decltype(&PQbackendPID) backend_pid;
 };
 
 struct MysqlDriver {

@@ -1,5 +1,7 @@
 #include "db/group_repository.hpp"
 
+#include "db/row_reader.hpp"
+
 namespace queuectl {
 
 std::vector<GroupHead> GroupRepository::busy_groups(const GroupFilter& f) {
@@ -12,7 +14,7 @@ std::vector<GroupHead> GroupRepository::busy_groups(const GroupFilter& f) {
     double age = 0;
     soci::indicator error_ind = soci::i_null;
     soci::statement st =
-        (db_.session().prepare << db_.sql().groups.list, soci::into(key), soci::into(id),
+        statement_once(db_.session(), db_.sql().groups.list, soci::into(key), soci::into(id),
          soci::into(status), soci::into(attempts), soci::into(age), soci::into(run_at),
          soci::into(waiting), soci::into(error, error_ind), soci::use(queue, "queue"),
          soci::use(blocked_only, "blocked_only"), soci::use(limit, "limit"));

@@ -71,7 +71,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     long long a = 0, b = 0;
     double age = 0;
     soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null;
-    soci::statement ready = (s.prepare << q.listing.stats_ready, soci::into(name),
+    soci::statement ready = statement_once(s, q.listing.stats_ready, soci::into(name),
                              soci::into(a, a_ind), soci::into(b, b_ind), soci::into(age, age_ind));
     for (bool got = ready.execute(true); got; got = ready.fetch()) {
       QueueStats& qs = entry(name);
@@ -81,7 +81,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     }
     long long c = 0;
     soci::indicator c_ind = soci::i_null;
-    soci::statement processing = (s.prepare << q.listing.stats_processing, soci::into(name),
+    soci::statement processing = statement_once(s, q.listing.stats_processing, soci::into(name),
                                   soci::into(a, a_ind), soci::into(b, b_ind), soci::into(c, c_ind));
     for (bool got = processing.execute(true); got; got = processing.fetch()) {
       QueueStats& qs = entry(name);
@@ -90,7 +90,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       qs.unleased = c_ind == soci::i_null ? 0 : c;
     }
     int status = 0;
-    soci::statement finished = (s.prepare << q.listing.stats_finished, soci::into(name),
+    soci::statement finished = statement_once(s, q.listing.stats_finished, soci::into(name),
                                 soci::into(status), soci::into(a));
     for (bool got = finished.execute(true); got; got = finished.fetch()) {
       QueueStats& qs = entry(name);
@@ -98,7 +98,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       if (status == static_cast<int>(Status::failed)) qs.failed = a;
       if (status == static_cast<int>(Status::canceled)) qs.canceled = a;
     }
-    soci::statement paused = (s.prepare << q.listing.paused_queues, soci::into(name));
+    soci::statement paused = statement_once(s, q.listing.paused_queues, soci::into(name));
     for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
     std::string dead_letter;
     int strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0;
@@ -106,7 +106,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, rate_ind = soci::i_null,
                     period_ind = soci::i_null, burst_ind = soci::i_null;
     soci::statement policies =
-        (s.prepare << q.listing.queue_policies, soci::into(name), soci::into(strict),
+        statement_once(s, q.listing.queue_policies, soci::into(name), soci::into(strict),
          soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
          soci::into(rate_count, rate_ind), soci::into(rate_period, period_ind),
          soci::into(rate_burst, burst_ind), soci::into(rate_per_key));

@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/human_time.hpp"
+#include "db/row_reader.hpp"
 
 namespace queuectl {
 
@@ -101,7 +102,7 @@ std::vector<MigrationState> Migrator::status() {
     int version = 0;
     std::string name, at;
     try {
-      soci::statement st = (db_.session().prepare << db_.sql().migrations.applied,
+      soci::statement st = statement_once(db_.session(), db_.sql().migrations.applied,
                             soci::into(version), soci::into(name), soci::into(at));
       for (bool got = st.execute(true); got; got = st.fetch())
         applied[version] = {version, name, true, at};
@@ -136,12 +137,19 @@ class MigrationLock {
     if (!lock) return;
     long long got = 0;
     long long wait_s = std::max<long long>(1, (wait.count() + 999) / 1000);
+    // A transaction's lock: on a connection of its own, in a transaction left open until
+    // the run ends, whose lock wait is the run's.
+    if (lock->in_transaction) {
+      own_ = std::make_unique<Database>(db_.url());
+      own_->dialect().begin_pooled(own_->session(), wait);
+    }
+    Database& on = own_ ? *own_ : db_;
     try {
-      db_.session() << lock->acquire, soci::into(got), soci::use(key_, "key"),
+      on.session() << lock->acquire, soci::into(got), soci::use(key_, "key"),
           soci::use(wait_s, "wait_s");
     } catch (const soci::soci_error& e) {
       // A wait that ran out (PostgreSQL's lock_timeout) is not retried: it was a long one.
-      if (!db_.dialect().is_contention(e)) db_.translate_error(e);
+      if (!on.dialect().is_contention(e)) on.translate_error(e);
     }
     if (got != 1)
       throw TemporaryError("another `queuectl migrate` held the migration lock on " +
@@ -152,6 +160,14 @@ class MigrationLock {
   }
   ~MigrationLock() {
     if (!held_) return;
+    if (own_) {
+      try {
+        own_->session().rollback();
+      } catch (...) {
+        // The connection closes just after: the lock goes with it.
+      }
+      return;
+    }
     try {
       long long released = 0;
       db_.session() << db_.sql().migrations.lock->release, soci::into(released),
@@ -166,6 +182,7 @@ class MigrationLock {
  private:
   static constexpr const char* kName = "queuectl:migrate";
   Database& db_;
+  std::unique_ptr<Database> own_;  // the lock's connection (MigrateLock::in_transaction)
   std::string key_;
   bool held_ = false;
 };
@@ -180,7 +197,7 @@ class MigrationLock {
 void refuse_foreign_table(Database& db) {
   std::vector<std::pair<std::string, std::string>> found;
   std::string table = "job_queue", name, type;
-  soci::statement st = (db.session().prepare << db.sql().migrations.table_columns, soci::into(name),
+  soci::statement st = statement_once(db.session(), db.sql().migrations.table_columns, soci::into(name),
                         soci::into(type), soci::use(table, "name"));
   for (bool got = st.execute(true); got; got = st.fetch()) found.emplace_back(name, type);
   if (found.empty()) return;
@@ -229,14 +246,14 @@ std::vector<MigrationState> Migrator::apply() {
     auto ms = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     return std::max(ms, milliseconds(1));
   };
-  db_.dialect().set_lock_wait(db_.session(), lock_wait_);
+  db_.set_lock_wait(lock_wait_);
   struct Restore {
     Database& db;
     std::function<bool()> give_up;
     ~Restore() {
       db.give_up = give_up;
       try {
-        db.dialect().set_lock_wait(db.session(), kLockWait);
+        db.set_lock_wait(kLockWait);
       } catch (...) {
       }
     }
@@ -290,12 +307,12 @@ bool Migrator::apply_one(const Migration& m,
                          const std::function<std::chrono::milliseconds()>& left) {
   bool applied_meanwhile = false;
   db_.transaction([&] {
-    db_.dialect().set_lock_wait(db_.session(), left());
+    db_.set_lock_wait(left());
     {
       // Read again inside the transaction (on SQLite, the write lock BEGIN IMMEDIATE took
       // is what keeps two runs apart).
       int version = m.version, found = 0;
-      soci::statement check = (db_.session().prepare << db_.sql().migrations.is_applied,
+      soci::statement check = statement_once(db_.session(), db_.sql().migrations.is_applied,
                                soci::into(found), soci::use(version, "version"));
       applied_meanwhile = check.execute(true);
       if (applied_meanwhile) return;

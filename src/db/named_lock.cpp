@@ -40,6 +40,15 @@ long long run_lock_statement(Database& db, const std::string& sql, std::string k
   return st.get_affected_rows();
 }
 
+// Ends the transaction a lock with NamedLockStatements::begin is held by (its release).
+void end_transaction(Database& db) {
+  try {
+    db.session() << db.lock_sql().release;
+  } catch (...) {
+    // A lost connection has ended it.
+  }
+}
+
 std::string refused_message(Database& db, const std::string& name) {
   return "the database at " + db.url().redacted() + " refuses the lock name '" +
          to_valid_utf8(name.substr(0, 40)) + (name.size() > 40 ? "...'" : "'");
@@ -79,7 +88,17 @@ NamedLock::Try NamedLock::try_once(Database& db, const std::string& key, const s
   const NamedLockStatements& sql = db.lock_sql();
   db.retrying([&] {
     try {
-      if (db.named_lock_kind() == NamedLockKind::session) {
+      if (sql.begin) {
+        // Held by this transaction while it stays open; not taken: ended at once.
+        db.session() << *sql.begin;
+        try {
+          got = run_lock_statement(db, sql.acquire, key, token, Result::value);
+        } catch (...) {
+          end_transaction(db);
+          throw;
+        }
+        if (got <= 0) end_transaction(db);
+      } else if (db.named_lock_kind() == NamedLockKind::session) {
         got = run_lock_statement(db, sql.acquire, key, token, Result::value);
       } else {
         // Inserted, or taken over once expired; whose it is now, the check says. (On
@@ -167,9 +186,12 @@ NamedLock::~NamedLock() {
     heartbeat_.join();
   }
   try {
-    run_lock_statement(
-        db_, db_.lock_sql().release, key_, token_,
-        db_.named_lock_kind() == NamedLockKind::row ? Result::affected : Result::value);
+    if (db_.lock_sql().begin)
+      end_transaction(db_);
+    else
+      run_lock_statement(
+          db_, db_.lock_sql().release, key_, token_,
+          db_.named_lock_kind() == NamedLockKind::row ? Result::affected : Result::value);
   } catch (...) {
     // The session ending (servers) or the row expiring (SQLite) frees it anyway.
   }

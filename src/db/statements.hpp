@@ -343,6 +343,12 @@ struct NamedLockStatements {
   std::string check;
   std::string release;
   std::string shown_key;
+  // Set: the lock is held by a transaction that this opens before acquire and keeps open
+  // while the lock is held; release (no result) ends it. A connection pooler never hands a
+  // connection to anyone else in the middle of a transaction, so such a lock holds behind
+  // PgBouncer in transaction mode too, where a session's lock would stay on a server
+  // session that other clients then use.
+  std::optional<std::string> begin;
 };
 
 // Named locks, under the key Dialect::lock_key gives, which is what an application's own
@@ -373,6 +379,11 @@ struct NamedLocks {
 struct MigrateLock {
   std::string acquire;
   std::string release;
+  // The lock is a transaction's (PostgreSQL's pg_advisory_xact_lock, for the reason in
+  // NamedLockStatements::begin): taken on a connection of its own in a transaction kept
+  // open for the whole run (whose lock wait bounds acquire's); release is then not run,
+  // the transaction is rolled back.
+  bool in_transaction = false;
 };
 
 struct MigrationStatements {

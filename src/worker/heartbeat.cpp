@@ -74,7 +74,7 @@ void Heartbeat::loop() {
         // One try per beat (the next beat is the retry), so that one blocked extend does
         // not hold up the others for a whole retry series; none when shutting down.
         db->max_attempts = 1;
-        db->dialect().set_lock_wait(db->session(), extend_wait);
+        db->set_lock_wait(extend_wait);
         db->give_up = [this] {
           std::lock_guard<std::mutex> guard(mutex_);
           return stop_;

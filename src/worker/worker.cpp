@@ -104,6 +104,14 @@ void Worker::open_listener(Clock::time_point now) {
   }
   try {
     auto db = std::make_unique<Database>(url_);
+    if (db->pooled()) {
+      // A pooler in transaction mode would hand the listening server session to other
+      // clients, and this worker would never hear a thing: polling only, and said so.
+      can_listen_ = false;
+      log_("the database connection goes through a pooler (PgBouncer?), where LISTEN "
+           "cannot be relied on: polling for new jobs every " + o_.idle_max.str());
+      return;
+    }
     announced_.emplace(*db);
     listen_db_ = std::move(db);
     listen_failing_ = false;

@@ -158,7 +158,9 @@ class MysqlDialect final : public Dialect {
     if (!why.empty()) throw UsageError(why);
   }
 
-  void configure_session(soci::session& session) const override {
+  // (ProxySQL, MySQL's common pooler, notices session state and keeps such a connection to
+  // one server session by itself: nothing to detect here.)
+  bool configure_session(soci::session& session) const override {
     // The client library leaves its socket inheritable: a command run by `lock` or `work`
     // would keep queuectl's connection (and a named lock on it) open after queuectl exits.
     MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
@@ -181,6 +183,7 @@ class MysqlDialect final : public Dialect {
     // The claim's locking read must lock only the rows it returns (no gap locks), and
     // each statement must see rows committed since the transaction began.
     session << "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    return false;
   }
   // Row locks (innodb_lock_wait_timeout, 50 s by default) and metadata locks
   // (lock_wait_timeout, a year by default, met behind an ALTER TABLE) both end in error 1205,

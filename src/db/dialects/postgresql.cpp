@@ -42,17 +42,24 @@ Statements make_statements() {
 NamedLocks make_locks() {
   NamedLocks s;
   NamedLockStatements session;
-  // Session advisory locks: released by lock_release or when the session ends, so nothing
-  // to refresh. They bind :key only: the name, whose bigint key the server computes as
-  // hashtextextended(name, 0), so that an application's SQL can take the same lock
-  // (SELECT pg_try_advisory_lock(hashtextextended('nightly', 0))). The hash is the one
-  // hash partitioning uses, the same on every platform and release.
-  session.acquire = "SELECT CASE WHEN pg_try_advisory_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
-  // The lock's connection holds this one advisory lock and nothing else.
+  // Advisory locks held by a transaction kept open while the lock is held (begin): ended
+  // by release or when the connection ends, so nothing to refresh. A session-level lock
+  // would stay behind on a server session that PgBouncer in transaction mode hands to the
+  // next client, which would then "take" it again (issue 35). A transaction's and a
+  // session's advisory lock on one key exclude each other, so an application's own
+  // pg_try_advisory_lock still meets queuectl's. They bind :key only: the name, whose
+  // bigint key the server computes as hashtextextended(name, 0), so that an application's
+  // SQL can take the same lock (SELECT pg_try_advisory_lock(hashtextextended('nightly',
+  // 0))). The hash is the one hash partitioning uses, the same on every platform and release.
+  session.begin = "BEGIN ISOLATION LEVEL READ COMMITTED";
+  session.acquire =
+      "SELECT CASE WHEN pg_try_advisory_xact_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
+  // The lock's connection holds this one advisory lock and nothing else; inside the
+  // transaction, the server session is the one that took it.
   session.check =
       "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
       " AND pid = pg_backend_pid()";
-  session.release = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
+  session.release = "ROLLBACK";
   session.shown_key = "SELECT CAST(" QC_LOCK_KEY " AS text)";
   s.session = session;
   // Lock rows (migration 6): taken when free or expired; a row written on the primary
@@ -90,12 +97,13 @@ MigrationStatements make_migrations() {
   s.is_applied =
       "SELECT 1 FROM queuectl_schema_migrations WHERE version = CAST(:version AS integer)";
   MigrateLock lock;
-  // A session advisory lock: it outlives each migration's transaction, and its wait is
-  // bounded by lock_timeout like any other lock wait.
-  // (:wait_s is MySQL's; here lock_timeout bounds the wait.)
+  // A transaction's advisory lock on a connection of its own, held across every
+  // migration's transaction (in_transaction), its wait bounded by that transaction's
+  // lock_timeout. (:wait_s is MySQL's.)
   lock.acquire =
-      "SELECT 1 FROM pg_advisory_lock(" QC_LOCK_KEY ") WHERE CAST(:wait_s AS integer) >= 0";
-  lock.release = "SELECT CASE WHEN pg_advisory_unlock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
+      "SELECT 1 FROM pg_advisory_xact_lock(" QC_LOCK_KEY ") WHERE CAST(:wait_s AS integer) >= 0";
+  lock.release = "ROLLBACK";
+  lock.in_transaction = true;
   s.lock = lock;
   s.table_columns =
       "SELECT CAST(column_name AS text), CAST(data_type AS text) FROM information_schema.columns "
@@ -158,15 +166,31 @@ class PostgresqlDialect final : public Dialect {
   // - client_min_messages warning: keeps NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping)
   //   off stderr, where libpq prints them;
   // - lock_timeout: see set_lock_wait.
-  void configure_session(soci::session& session) const override {
+  //
+  // The same round trip reads the server process's id. libpq was told another at connect
+  // (BackendKeyData) when a pooler answered in the server's place: PgBouncer, Odyssey and
+  // PgCat make up their own. Then the connection is pooled.
+  bool configure_session(soci::session& session) const override {
     route_server_notices(native(session));  // not raw on stderr: see pg_notices.hpp
     std::string lock_wait = std::to_string(kLockWait.count()) + "ms";
     std::string ignored;
+    long long server_pid = 0;
     session << "SELECT concat(set_config('TimeZone', 'UTC', false),"
                " set_config('default_transaction_isolation', 'read committed', false),"
                " set_config('client_min_messages', 'warning', false),"
-               " set_config('lock_timeout', :lock_wait, false))",
-        soci::use(lock_wait, "lock_wait"), soci::into(ignored);
+               " set_config('lock_timeout', :lock_wait, false)), pg_backend_pid()",
+        soci::use(lock_wait, "lock_wait"), soci::into(ignored), soci::into(server_pid);
+    return postgresql_driver().backend_pid(native(session)) != server_pid;
+  }
+  // TimeZone needs nothing here: PgBouncer keeps it per client (it is one of the settings
+  // the server reports), and sets it on the server session it hands over.
+  void begin_pooled(soci::session& session,
+                    std::chrono::milliseconds lock_wait) const override {
+    session << "BEGIN ISOLATION LEVEL READ COMMITTED";
+    std::string value = std::to_string(lock_wait.count()) + "ms";
+    std::string ignored;
+    session << "SELECT set_config('lock_timeout', :value, true)", soci::use(value, "value"),
+        soci::into(ignored);
   }
   // lock_timeout: a statement that waits longer for a lock fails with 55P03 (contention).
   void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {

@@ -84,7 +84,7 @@ class SqliteDialect final : public Dialect {
   // without its busy handler, when another connection holds it meanwhile: two processes
   // opening one new file together (two `migrate` runs of a deploy) failed so in 24 of 80
   // rounds. The switch is tried again, every 10 ms, for as long as the busy timeout.
-  void configure_session(soci::session& session) const override {
+  bool configure_session(soci::session& session) const override {
     set_lock_wait(session, kLockWait);
     const auto deadline = std::chrono::steady_clock::now() + kLockWait;
     for (;;) {
@@ -98,6 +98,7 @@ class SqliteDialect final : public Dialect {
     }
     session << "PRAGMA synchronous = NORMAL";
     session << "PRAGMA foreign_keys = ON";
+    return false;
   }
   // The busy timeout: how long a writer waits for another's write lock before SQLITE_BUSY.
   void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {

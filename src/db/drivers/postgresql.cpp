@@ -26,6 +26,7 @@ const queuectl::PostgresqlDriver kDriver = {
     PQresultErrorMessage,
     PQconndefaults,
     PQconninfoFree,
+    PQbackendPID,
 };
 
 }  // namespace

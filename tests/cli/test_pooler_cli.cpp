@@ -1,0 +1,172 @@
+// queuectl through a real PgBouncer (started by scripts/test-servers.sh, in front of the
+// test PostgreSQL: database queuectl_tx in transaction mode with 4 server connections,
+// queuectl_session in session mode). Issue 35: behind transaction pooling a session's
+// advisory lock stayed on a server session that the pooler then handed to the next
+// `queuectl lock`, which "took" it again, and both commands ran.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli/fault_helpers.hpp"
+#include "db/migrations.hpp"
+
+namespace queuectl::testing::cli {
+
+namespace {
+
+// The PgBouncer URL for one of its two pools. Unset is a failure, not a skip: the
+// servers script starts PgBouncer with PostgreSQL.
+std::string pooled_url(const std::string& pool) {
+  const char* url = std::getenv("QUEUECTL_TEST_PGBOUNCER_URL");
+  REQUIRE_MESSAGE((url && *url),
+                  "QUEUECTL_TEST_PGBOUNCER_URL is not set: run the tests through "
+                  "scripts/test.sh, which starts PgBouncer");
+  std::string u = url;
+  return u.substr(0, u.rfind('/') + 1) + pool;
+}
+
+const char* const kPools[] = {"queuectl_tx", "queuectl_session"};
+
+}  // namespace
+
+TEST_CASE("cli: lock behind PgBouncer: while one holds a name, the next exits 5 and its "
+          "command never runs, 50 rounds per pool mode" *
+          doctest::skip(!is_postgresql() || lock_rows_forced())) {
+  FreshDatabase fixture;
+  for (const char* pool : kPools) {
+    const std::string url = pooled_url(pool);
+    CAPTURE(pool);
+    TempDir dir;
+    for (int round = 0; round < 50; ++round) {
+      CAPTURE(round);
+      const std::string r = dir.path() + "/" + std::to_string(round);
+      std::filesystem::create_directories(r);
+      Cleanup cleanup;
+      // The first holds the lock until `go` exists; the second starts once it holds it.
+      const int holder = hold_lock(url, "nightly", r, r + "-go", cleanup);
+      RunResult second = queuectl(url, {"lock", "nightly", "--", "touch", r + "-second"});
+      INFO(dump(second));
+      CHECK(second.exit_code == 5);
+      CHECK_FALSE(file_exists(r + "-second"));
+      touch(r + "-go");
+      CHECK(wait_child(cleanup, holder) == 0);
+    }
+    // Given back each time: one more run takes it at once.
+    RunResult free = queuectl(url, {"lock", "nightly", "--", "true"});
+    INFO(dump(free));
+    CHECK(free.exit_code == 0);
+  }
+}
+
+TEST_CASE("cli: lock behind PgBouncer: two started together never both run, 20 rounds per "
+          "pool mode" *
+          doctest::skip(!is_postgresql() || lock_rows_forced())) {
+  FreshDatabase fixture;
+  for (const char* pool : kPools) {
+    const std::string url = pooled_url(pool);
+    CAPTURE(pool);
+    TempDir dir;
+    for (int round = 0; round < 20; ++round) {
+      CAPTURE(round);
+      const std::string log = dir.path() + "/log" + std::to_string(round);
+      Cleanup cleanup;
+      // Each command records its start and end, and runs long enough for the other to try.
+      const std::string cmd = "echo start >> '" + log + "'; sleep 0.3; echo end >> '" + log + "'";
+      std::vector<int> pids;
+      for (int i = 0; i < 2; ++i)
+        pids.push_back(cleanup.child(spawn_queuectl(
+            url, {"lock", "nightly", "--", "sh", "-c", cmd},
+            dir.path() + "/out" + std::to_string(round) + "-" + std::to_string(i))));
+      std::vector<int> codes;
+      for (int pid : pids) codes.push_back(wait_child(cleanup, pid));
+      std::sort(codes.begin(), codes.end());
+      // One ran, the other found it busy (or, had it started after the first ended, ran
+      // after it); never the two at once.
+      const std::vector<std::string> lines = read_lines(log);
+      INFO("log: " << read_text(log));
+      CHECK((codes == std::vector<int>{0, 5} || codes == std::vector<int>{0, 0}));
+      if (codes == std::vector<int>{0, 0})
+        CHECK(lines == std::vector<std::string>{"start", "end", "start", "end"});
+      else
+        CHECK(lines == std::vector<std::string>{"start", "end"});
+    }
+  }
+}
+
+TEST_CASE("cli: behind PgBouncer in transaction mode: an application's own advisory lock "
+          "and the reaper's lock still exclude" *
+          doctest::skip(!is_postgresql() || lock_rows_forced())) {
+  FreshDatabase fixture;
+  const std::string url = pooled_url("queuectl_tx");
+  TempDir dir;
+  Cleanup cleanup;
+  // Held through the pooler: a direct session of the application cannot take it.
+  const int holder = hold_lock(url, "nightly", dir.path(), dir.path() + "/go", cleanup);
+  CHECK(scalar(fixture.db(),
+               "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended('nightly', 0)) "
+               "THEN 1 ELSE 0 END") == 0);
+  touch(dir.path() + "/go");
+  CHECK(wait_child(cleanup, holder) == 0);
+  // Given back through the pooler: now the application takes it, and queuectl meets it.
+  REQUIRE(scalar(fixture.db(),
+                 "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended('nightly', 0)) "
+                 "THEN 1 ELSE 0 END") == 1);
+  check_error(queuectl(url, {"lock", "nightly", "--", "true"}), 5, "held by someone else");
+  REQUIRE(scalar(fixture.db(),
+                 "SELECT CASE WHEN pg_advisory_unlock(hashtextextended('nightly', 0)) "
+                 "THEN 1 ELSE 0 END") == 1);
+
+  // A reaper holding its lock through the pooler: another reaper through it does nothing.
+  TempDir reaper;
+  const int reaping =
+      hold_lock(url, "queuectl:reap", reaper.path(), reaper.path() + "/go", cleanup);
+  RunResult second = queuectl(url, {"reap"});
+  INFO(dump(second));
+  CHECK(second.exit_code == 0);
+  CHECK(contains(second.err, "another reaper holds the lock"));
+  touch(reaper.path() + "/go");
+  CHECK(wait_child(cleanup, reaping) == 0);
+}
+
+TEST_CASE("cli: behind PgBouncer in transaction mode: migrate runs at once take turns; "
+          "workers poll instead of trusting LISTEN" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fixture;
+  const std::string url = pooled_url("queuectl_tx");
+  const std::size_t versions = migrations_for(Backend::postgresql).size();
+  TempDir logs;
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    drop_schema(fixture);
+    std::vector<int> pids;
+    for (int i = 0; i < 3; ++i)
+      pids.push_back(spawn_queuectl(url, {"migrate", "-q"},
+                                    logs.path() + "/m" + std::to_string(round) + std::to_string(i)));
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      const int code = wait_exit(pids[i]);
+      CHECK_MESSAGE(code == 0, "run " << i << " exited " << code << ": "
+                                      << read_text(logs.path() + "/m" + std::to_string(round) +
+                                                   std::to_string(i)));
+    }
+    CHECK_EQ(scalar(fixture.db(), "SELECT COUNT(*) FROM queuectl_schema_migrations"),
+             static_cast<long long>(versions));
+  }
+  // No advisory lock is left behind on any server session of the pool.
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == 0);
+
+  enqueue_many(url, "pooled", 5);
+  RunResult work = queuectl(url, {"-o", "json", "work", "pooled", "--drain", "--", "true"});
+  INFO(dump(work));
+  REQUIRE(work.exit_code == 0);
+  CHECK(parse(work.out)["done"] == 5);
+  CHECK(contains(work.err, "goes through a pooler"));
+  // Straight to the server, the same worker listens, and says nothing of a pooler.
+  enqueue_many(fixture.url(), "pooled", 2);
+  RunResult direct = queuectl(fixture.url(), {"-o", "json", "work", "pooled", "--drain", "--", "true"});
+  INFO(dump(direct));
+  REQUIRE(direct.exit_code == 0);
+  CHECK_FALSE(contains(direct.err, "pooler"));
+}
+
+}  // namespace queuectl::testing::cli
