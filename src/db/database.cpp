@@ -222,7 +222,9 @@ void Database::transaction(const std::function<void()>& work) {
 
 void Database::set_lock_wait(std::chrono::milliseconds wait) {
   lock_wait_ = wait;
-  dialect_->set_lock_wait(session_, wait);
+  // A session setting on a pooled connection would stay on a server session that other
+  // clients get next; there each write transaction sets it for itself (begin_pooled).
+  if (!pooled_) dialect_->set_lock_wait(session_, wait);
 }
 
 void Database::snapshot(const std::function<void()>& work) {

@@ -113,8 +113,20 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
     long long id = 0;
     std::string token, result;
     soci::indicator result_ind = soci::i_ok;
-    soci::statement st = (s.prepare << q.finish.ack, use(result, result_ind, "result"),
-                          use(id, "id"), use(token, "token"));
+    soci::statement st(s);
+    st.exchange(use(result, result_ind, "result"));
+    st.exchange(use(id, "id"));
+    st.exchange(use(token, "token"));
+    // Prepared on the server only to run again (in a transaction); one ack's statement runs
+    // once, in autocommit, where a pooler may send a later round trip to another server
+    // session that never saw it prepared.
+    if (with_result.size() == 1) {
+      prepare_once(st, q.finish.ack);
+    } else {
+      st.alloc();
+      st.prepare(q.finish.ack);
+      st.define_and_bind();
+    }
     for (const AckItem* item : with_result) {
       id = item->id;
       token = item->token;

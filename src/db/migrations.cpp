@@ -1,8 +1,11 @@
 #include "db/migrations.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
+#include <thread>
 
 #include "core/errors.hpp"
 #include "core/human_time.hpp"
@@ -137,19 +140,17 @@ class MigrationLock {
     if (!lock) return;
     long long got = 0;
     long long wait_s = std::max<long long>(1, (wait.count() + 999) / 1000);
-    // A transaction's lock: on a connection of its own, in a transaction left open until
-    // the run ends, whose lock wait is the run's.
     if (lock->in_transaction) {
-      own_ = std::make_unique<Database>(db_.url());
-      own_->dialect().begin_pooled(own_->session(), wait);
-    }
-    Database& on = own_ ? *own_ : db_;
-    try {
-      on.session() << lock->acquire, soci::into(got), soci::use(key_, "key"),
-          soci::use(wait_s, "wait_s");
-    } catch (const soci::soci_error& e) {
-      // A wait that ran out (PostgreSQL's lock_timeout) is not retried: it was a long one.
-      if (!on.dialect().is_contention(e)) on.translate_error(e);
+      got = take_in_transaction(*lock, wait, wait_s);
+    } else {
+      try {
+        db_.session() << lock->acquire, soci::into(got), soci::use(key_, "key"),
+            soci::use(wait_s, "wait_s");
+      } catch (const soci::soci_error& e) {
+        // A wait that ran out (MySQL's GET_LOCK timeout is a 0, not an error; a lock wait
+        // that ran out is contention) is not retried: it was a long one.
+        if (!db_.dialect().is_contention(e)) db_.translate_error(e);
+      }
     }
     if (got != 1)
       throw TemporaryError("another `queuectl migrate` held the migration lock on " +
@@ -179,7 +180,61 @@ class MigrationLock {
   MigrationLock(const MigrationLock&) = delete;
   MigrationLock& operator=(const MigrationLock&) = delete;
 
+  // Before each migration: a lock held by a transaction on a connection of its own ends
+  // with that connection (a server's idle_in_transaction_session_timeout, a pooler's
+  // idle_transaction_timeout, the network), and then another run could start migrating
+  // beside this one. So this run stops instead, with what it applied so far recorded.
+  void check_held(const Migration& next) {
+    if (!own_) return;
+    long long held = 0;
+    try {
+      own_->session() << db_.sql().locks.session->check, soci::into(held);
+    } catch (const soci::soci_error&) {
+      held = 0;
+    }
+    if (held == 0)
+      throw TemporaryError("lost the migration lock on " + db_.url().redacted() +
+                           " (its connection ended) before migration " +
+                           std::to_string(next.version) + " (" + next.name +
+                           "), which was not applied; the ones before it are: run `queuectl "
+                           "migrate` again");
+  }
+
  private:
+  // A transaction's lock (MigrateLock::in_transaction), taken on a connection of its own
+  // and kept by leaving its transaction open until the run ends. Tried, not waited for:
+  // between tries the transaction ends, so that runs waiting behind a pooler's few server
+  // connections do not hold them. Returns 1 when taken.
+  long long take_in_transaction(const MigrateLock& lock, std::chrono::milliseconds wait,
+                                long long wait_s) {
+    own_ = std::make_unique<Database>(db_.url());
+    Database& on = *own_;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    for (int attempt = 0;; ++attempt) {
+      long long got = 0;
+      try {
+        on.dialect().begin(on.session());
+        on.session() << lock.acquire, soci::into(got), soci::use(key_, "key"),
+            soci::use(wait_s, "wait_s");
+      } catch (const soci::soci_error& e) {
+        try {
+          on.session().rollback();
+        } catch (...) {
+        }
+        on.translate_error(e);
+      }
+      if (got == 1) return got;
+      on.session().rollback();
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return 0;
+      // 50 ms, doubling up to 1 s.
+      const auto pause = std::chrono::milliseconds(50 << std::min(attempt, 4));
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+    }
+  }
+
+
   static constexpr const char* kName = "queuectl:migrate";
   Database& db_;
   std::unique_ptr<Database> own_;  // the lock's connection (MigrateLock::in_transaction)
@@ -273,6 +328,7 @@ std::vector<MigrationState> Migrator::apply() {
     if (already) continue;
     bool applied_meanwhile = false;
     try {
+      lock.check_held(m);
       applied_meanwhile = apply_one(m, left);
     } catch (const ConnectionLost&) {
       throw;

@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "core/process.hpp"
 #include "core/validate.hpp"
+#include "db/row_reader.hpp"
 
 namespace queuectl {
 namespace {
@@ -32,9 +33,7 @@ long long run_lock_statement(Database& db, const std::string& sql, std::string k
   bind_present(st, sql, "key", key);
   bind_present(st, sql, "token", token);
   bind_present(st, sql, "ttl_ms", ttl_ms);
-  st.alloc();
-  st.prepare(sql);
-  st.define_and_bind();
+  prepare_once(st, sql);  // one round trip, and nothing left prepared on a pooled server
   st.execute(true);
   if (result == Result::value) return ind == soci::i_null ? 0 : value;
   return st.get_affected_rows();

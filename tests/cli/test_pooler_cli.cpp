@@ -129,6 +129,35 @@ TEST_CASE("cli: behind PgBouncer in transaction mode: an application's own advis
   CHECK(wait_child(cleanup, reaping) == 0);
 }
 
+// Four clients at once on a pool of four server connections: a statement prepared on one
+// server session and run on another fails ("prepared statement ... does not exist").
+TEST_CASE("cli: behind PgBouncer in transaction mode: claims and acks with a result from four "
+          "clients at once all succeed" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fixture;
+  const std::string url = pooled_url("queuectl_tx");
+  enqueue_many(url, "acks", 60);
+  TempDir dir;
+  Cleanup cleanup;
+  std::vector<int> pids;
+  for (int c = 0; c < 4; ++c) {
+    const std::string q = std::string("'") + QUEUECTL_BINARY + "' --db '" + url + "'";
+    const std::string script =
+        "for i in $(seq 15); do "
+        "set -- $(" + q + " claim acks --field id,lock_token) || exit 10; "
+        "[ -n \"$1\" ] || exit 11; "
+        + q + " -q ack \"$1\" --token \"$2\" --result '{\"by\": " + std::to_string(c) +
+        "}' || exit 12; done";
+    pids.push_back(cleanup.child(
+        spawn_process({"sh", "-c", script}, dir.path() + "/c" + std::to_string(c) + ".log")));
+  }
+  for (int c = 0; c < 4; ++c)
+    CHECK_MESSAGE(wait_child(cleanup, pids[static_cast<std::size_t>(c)], 120000) == 0,
+                  read_text(dir.path() + "/c" + std::to_string(c) + ".log"));
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'acks' AND status = 2 "
+                             "AND result IS NOT NULL") == 60);
+}
+
 TEST_CASE("cli: behind PgBouncer in transaction mode: migrate runs at once take turns; "
           "workers poll instead of trusting LISTEN" *
           doctest::skip(!is_postgresql())) {

@@ -98,10 +98,10 @@ MigrationStatements make_migrations() {
       "SELECT 1 FROM queuectl_schema_migrations WHERE version = CAST(:version AS integer)";
   MigrateLock lock;
   // A transaction's advisory lock on a connection of its own, held across every
-  // migration's transaction (in_transaction), its wait bounded by that transaction's
-  // lock_timeout. (:wait_s is MySQL's.)
-  lock.acquire =
-      "SELECT 1 FROM pg_advisory_xact_lock(" QC_LOCK_KEY ") WHERE CAST(:wait_s AS integer) >= 0";
+  // migration's transaction (in_transaction), tried until the run's lock wait ends.
+  // (:wait_s is MySQL's.)
+  lock.acquire = "SELECT CASE WHEN pg_try_advisory_xact_lock(" QC_LOCK_KEY
+                 ") THEN 1 ELSE 0 END WHERE CAST(:wait_s AS integer) >= 0";
   lock.release = "ROLLBACK";
   lock.in_transaction = true;
   s.lock = lock;
@@ -189,8 +189,17 @@ class PostgresqlDialect final : public Dialect {
     session << "BEGIN ISOLATION LEVEL READ COMMITTED";
     std::string value = std::to_string(lock_wait.count()) + "ms";
     std::string ignored;
-    session << "SELECT set_config('lock_timeout', :value, true)", soci::use(value, "value"),
-        soci::into(ignored);
+    try {
+      session << "SELECT set_config('lock_timeout', :value, true)", soci::use(value, "value"),
+          soci::into(ignored);
+    } catch (...) {
+      // Not left open: the caller's rollback covers only what follows begin.
+      try {
+        session.rollback();
+      } catch (...) {
+      }
+      throw;
+    }
   }
   // lock_timeout: a statement that waits longer for a lock fails with 55P03 (contention).
   void set_lock_wait(soci::session& session, std::chrono::milliseconds wait) const override {
