@@ -259,7 +259,7 @@ void AdminRepository::set_dead_letter(const std::string& queue,
       std::map<std::string, std::string> next;
       std::string from, to;
       soci::statement st = statement_once(db_.session(), db_.sql().queues.dead_letter_targets,
-                            soci::into(from), soci::into(to));
+                                          soci::into(from), soci::into(to));
       for (bool got = st.execute(true); got; got = st.fetch()) next[from] = to;
       next[queue] = *target;
       std::string path = queue, at = *target;
@@ -338,12 +338,12 @@ QueueSettings AdminRepository::settings(const std::string& queue) {
     long long retain_ms = 0, rate_period = 0;
     soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, retain_ind = soci::i_null,
                     rate_ind = soci::i_null, period_ind = soci::i_null, burst_ind = soci::i_null;
-    soci::statement st =
-        statement_once(db_.session(), db_.sql().queues.settings, soci::into(paused), soci::into(strict),
-         soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
-         soci::into(retain_ms, retain_ind), soci::into(rate_count, rate_ind),
-         soci::into(rate_period, period_ind), soci::into(rate_burst, burst_ind),
-         soci::into(rate_per_key), use(q, "queue"));
+    soci::statement st = statement_once(
+        db_.session(), db_.sql().queues.settings, soci::into(paused), soci::into(strict),
+        soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
+        soci::into(retain_ms, retain_ind), soci::into(rate_count, rate_ind),
+        soci::into(rate_period, period_ind), soci::into(rate_burst, burst_ind),
+        soci::into(rate_per_key), use(q, "queue"));
     if (st.execute(true)) {
       if (rate_ind == soci::i_ok && period_ind == soci::i_ok && burst_ind == soci::i_ok)
         out.rate = RateLimit{rate_count, rate_period, rate_burst, rate_per_key != 0};

@@ -13,11 +13,11 @@ std::vector<GroupHead> GroupRepository::busy_groups(const GroupFilter& f) {
     long long id = 0, waiting = 0;
     double age = 0;
     soci::indicator error_ind = soci::i_null;
-    soci::statement st =
-        statement_once(db_.session(), db_.sql().groups.list, soci::into(key), soci::into(id),
-         soci::into(status), soci::into(attempts), soci::into(age), soci::into(run_at),
-         soci::into(waiting), soci::into(error, error_ind), soci::use(queue, "queue"),
-         soci::use(blocked_only, "blocked_only"), soci::use(limit, "limit"));
+    soci::statement st = statement_once(
+        db_.session(), db_.sql().groups.list, soci::into(key), soci::into(id), soci::into(status),
+        soci::into(attempts), soci::into(age), soci::into(run_at), soci::into(waiting),
+        soci::into(error, error_ind), soci::use(queue, "queue"),
+        soci::use(blocked_only, "blocked_only"), soci::use(limit, "limit"));
     for (bool got = st.execute(true); got; got = st.fetch()) {
       GroupHead g;
       g.group_key = key;

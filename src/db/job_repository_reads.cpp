@@ -71,8 +71,9 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     long long a = 0, b = 0;
     double age = 0;
     soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null;
-    soci::statement ready = statement_once(s, q.listing.stats_ready, soci::into(name),
-                             soci::into(a, a_ind), soci::into(b, b_ind), soci::into(age, age_ind));
+    soci::statement ready =
+        statement_once(s, q.listing.stats_ready, soci::into(name), soci::into(a, a_ind),
+                       soci::into(b, b_ind), soci::into(age, age_ind));
     for (bool got = ready.execute(true); got; got = ready.fetch()) {
       QueueStats& qs = entry(name);
       qs.ready = a_ind == soci::i_null ? 0 : a;
@@ -81,8 +82,9 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     }
     long long c = 0;
     soci::indicator c_ind = soci::i_null;
-    soci::statement processing = statement_once(s, q.listing.stats_processing, soci::into(name),
-                                  soci::into(a, a_ind), soci::into(b, b_ind), soci::into(c, c_ind));
+    soci::statement processing =
+        statement_once(s, q.listing.stats_processing, soci::into(name), soci::into(a, a_ind),
+                       soci::into(b, b_ind), soci::into(c, c_ind));
     for (bool got = processing.execute(true); got; got = processing.fetch()) {
       QueueStats& qs = entry(name);
       qs.processing = a;
@@ -91,7 +93,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     }
     int status = 0;
     soci::statement finished = statement_once(s, q.listing.stats_finished, soci::into(name),
-                                soci::into(status), soci::into(a));
+                                              soci::into(status), soci::into(a));
     for (bool got = finished.execute(true); got; got = finished.fetch()) {
       QueueStats& qs = entry(name);
       if (status == static_cast<int>(Status::done)) qs.done = a;
@@ -107,9 +109,9 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
                     period_ind = soci::i_null, burst_ind = soci::i_null;
     soci::statement policies =
         statement_once(s, q.listing.queue_policies, soci::into(name), soci::into(strict),
-         soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
-         soci::into(rate_count, rate_ind), soci::into(rate_period, period_ind),
-         soci::into(rate_burst, burst_ind), soci::into(rate_per_key));
+                       soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
+                       soci::into(rate_count, rate_ind), soci::into(rate_period, period_ind),
+                       soci::into(rate_burst, burst_ind), soci::into(rate_per_key));
     for (bool got = policies.execute(true); got; got = policies.fetch()) {
       QueueStats& qs = entry(name);
       qs.strict_groups = strict != 0;

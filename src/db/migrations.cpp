@@ -106,7 +106,7 @@ std::vector<MigrationState> Migrator::status() {
     std::string name, at;
     try {
       soci::statement st = statement_once(db_.session(), db_.sql().migrations.applied,
-                            soci::into(version), soci::into(name), soci::into(at));
+                                          soci::into(version), soci::into(name), soci::into(at));
       for (bool got = st.execute(true); got; got = st.fetch())
         applied[version] = {version, name, true, at};
     } catch (const soci::soci_error& e) {
@@ -234,7 +234,6 @@ class MigrationLock {
     }
   }
 
-
   static constexpr const char* kName = "queuectl:migrate";
   Database& db_;
   std::unique_ptr<Database> own_;  // the lock's connection (MigrateLock::in_transaction)
@@ -252,8 +251,8 @@ class MigrationLock {
 void refuse_foreign_table(Database& db) {
   std::vector<std::pair<std::string, std::string>> found;
   std::string table = "job_queue", name, type;
-  soci::statement st = statement_once(db.session(), db.sql().migrations.table_columns, soci::into(name),
-                        soci::into(type), soci::use(table, "name"));
+  soci::statement st = statement_once(db.session(), db.sql().migrations.table_columns,
+                                      soci::into(name), soci::into(type), soci::use(table, "name"));
   for (bool got = st.execute(true); got; got = st.fetch()) found.emplace_back(name, type);
   if (found.empty()) return;
   const auto expected = db.dialect().first_migration_columns();
@@ -369,7 +368,7 @@ bool Migrator::apply_one(const Migration& m,
       // is what keeps two runs apart).
       int version = m.version, found = 0;
       soci::statement check = statement_once(db_.session(), db_.sql().migrations.is_applied,
-                               soci::into(found), soci::use(version, "version"));
+                                             soci::into(found), soci::use(version, "version"));
       applied_meanwhile = check.execute(true);
       if (applied_meanwhile) return;
       if (m.version == 1) refuse_foreign_table(db_);

@@ -183,8 +183,8 @@ int ScheduleRepository::fire_batch(const std::optional<std::string>& queue, int 
       }
       std::string name = s.def.name;
       long long next = f.plan.next, old_next = s.next_fire, lf = last_fire.value_or(0),
-                lj = last_job.value_or(0), fired = f.jobs, missed = f.plan.missed,
-                sk = f.skipped, fires = static_cast<long long>(f.events.size());
+                lj = last_job.value_or(0), fired = f.jobs, missed = f.plan.missed, sk = f.skipped,
+                fires = static_cast<long long>(f.events.size());
       soci::indicator lf_ind = last_fire ? soci::i_ok : soci::i_null;
       soci::indicator lj_ind = last_job ? soci::i_ok : soci::i_null;
       soci::statement adv = statement_once(

@@ -12,10 +12,10 @@
 
 namespace queuectl {
 
-using soci::use;
 using schedule_rows::fetch_schedules;
 using schedule_rows::one_schedule;
 using schedule_rows::read_now;
+using soci::use;
 
 bool ScheduleDefinition::operator==(const ScheduleDefinition& o) const {
   return name == o.name && queue == o.queue && payload == o.payload && priority == o.priority &&
@@ -216,10 +216,10 @@ std::vector<ScheduleFire> ScheduleRepository::recent_fires(const std::string& na
     int status = 0;
     std::string at;
     soci::indicator tick_ind, job_ind, status_ind;
-    soci::statement st =
-        statement_once(db_.session(), db_.sql().schedules.recent_fires, soci::into(seq),
-         soci::into(tick, tick_ind), soci::into(job, job_ind), soci::into(missed),
-         soci::into(status, status_ind), soci::into(at), use(n, "name"), use(lim, "limit"));
+    soci::statement st = statement_once(
+        db_.session(), db_.sql().schedules.recent_fires, soci::into(seq),
+        soci::into(tick, tick_ind), soci::into(job, job_ind), soci::into(missed),
+        soci::into(status, status_ind), soci::into(at), use(n, "name"), use(lim, "limit"));
     for (bool got = st.execute(true); got; got = st.fetch()) {
       ScheduleFire f;
       f.seq = seq;

@@ -86,10 +86,10 @@ std::vector<Schedule> fetch_schedules(soci::session& session, const std::string&
 }
 
 inline std::optional<Schedule> one_schedule(Database& db, const std::string& sql,
-                                     const std::string& name) {
+                                            const std::string& name) {
   std::string n = name;
-  auto rows =
-      fetch_schedules(db.session(), sql, [&](soci::statement& st) { st.exchange(soci::use(n, "name")); });
+  auto rows = fetch_schedules(db.session(), sql,
+                              [&](soci::statement& st) { st.exchange(soci::use(n, "name")); });
   if (rows.empty()) return std::nullopt;
   return rows.front();
 }

@@ -108,8 +108,10 @@ void Worker::open_listener(Clock::time_point now) {
       // A pooler in transaction mode would hand the listening server session to other
       // clients, and this worker would never hear a thing: polling only, and said so.
       can_listen_ = false;
-      log_("the database connection goes through a pooler (PgBouncer?), where LISTEN "
-           "cannot be relied on: polling for new jobs every " + o_.idle_max.str());
+      log_(
+          "the database connection goes through a pooler (PgBouncer?), where LISTEN "
+          "cannot be relied on: polling for new jobs every " +
+          o_.idle_max.str());
       return;
     }
     announced_.emplace(*db);

@@ -30,9 +30,10 @@ const char* const kPools[] = {"queuectl_tx", "queuectl_session"};
 
 }  // namespace
 
-TEST_CASE("cli: lock behind PgBouncer: while one holds a name, the next exits 5 and its "
-          "command never runs, 50 rounds per pool mode" *
-          doctest::skip(!is_postgresql() || lock_rows_forced())) {
+TEST_CASE(
+    "cli: lock behind PgBouncer: while one holds a name, the next exits 5 and its "
+    "command never runs, 50 rounds per pool mode" *
+    doctest::skip(!is_postgresql() || lock_rows_forced())) {
   FreshDatabase fixture;
   for (const char* pool : kPools) {
     const std::string url = pooled_url(pool);
@@ -59,9 +60,10 @@ TEST_CASE("cli: lock behind PgBouncer: while one holds a name, the next exits 5 
   }
 }
 
-TEST_CASE("cli: lock behind PgBouncer: two started together never both run, 20 rounds per "
-          "pool mode" *
-          doctest::skip(!is_postgresql() || lock_rows_forced())) {
+TEST_CASE(
+    "cli: lock behind PgBouncer: two started together never both run, 20 rounds per "
+    "pool mode" *
+    doctest::skip(!is_postgresql() || lock_rows_forced())) {
   FreshDatabase fixture;
   for (const char* pool : kPools) {
     const std::string url = pooled_url(pool);
@@ -75,9 +77,9 @@ TEST_CASE("cli: lock behind PgBouncer: two started together never both run, 20 r
       const std::string cmd = "echo start >> '" + log + "'; sleep 0.3; echo end >> '" + log + "'";
       std::vector<int> pids;
       for (int i = 0; i < 2; ++i)
-        pids.push_back(cleanup.child(spawn_queuectl(
-            url, {"lock", "nightly", "--", "sh", "-c", cmd},
-            dir.path() + "/out" + std::to_string(round) + "-" + std::to_string(i))));
+        pids.push_back(cleanup.child(
+            spawn_queuectl(url, {"lock", "nightly", "--", "sh", "-c", cmd},
+                           dir.path() + "/out" + std::to_string(round) + "-" + std::to_string(i))));
       std::vector<int> codes;
       for (int pid : pids) codes.push_back(wait_child(cleanup, pid));
       std::sort(codes.begin(), codes.end());
@@ -94,9 +96,10 @@ TEST_CASE("cli: lock behind PgBouncer: two started together never both run, 20 r
   }
 }
 
-TEST_CASE("cli: behind PgBouncer in transaction mode: an application's own advisory lock "
-          "and the reaper's lock still exclude" *
-          doctest::skip(!is_postgresql() || lock_rows_forced())) {
+TEST_CASE(
+    "cli: behind PgBouncer in transaction mode: an application's own advisory lock "
+    "and the reaper's lock still exclude" *
+    doctest::skip(!is_postgresql() || lock_rows_forced())) {
   FreshDatabase fixture;
   const std::string url = pooled_url("queuectl_tx");
   TempDir dir;
@@ -131,9 +134,10 @@ TEST_CASE("cli: behind PgBouncer in transaction mode: an application's own advis
 
 // Four clients at once on a pool of four server connections: a statement prepared on one
 // server session and run on another fails ("prepared statement ... does not exist").
-TEST_CASE("cli: behind PgBouncer in transaction mode: claims and acks with a result from four "
-          "clients at once all succeed" *
-          doctest::skip(!is_postgresql())) {
+TEST_CASE(
+    "cli: behind PgBouncer in transaction mode: claims and acks with a result from four "
+    "clients at once all succeed" *
+    doctest::skip(!is_postgresql())) {
   FreshDatabase fixture;
   const std::string url = pooled_url("queuectl_tx");
   enqueue_many(url, "acks", 60);
@@ -144,9 +148,11 @@ TEST_CASE("cli: behind PgBouncer in transaction mode: claims and acks with a res
     const std::string q = std::string("'") + QUEUECTL_BINARY + "' --db '" + url + "'";
     const std::string script =
         "for i in $(seq 15); do "
-        "set -- $(" + q + " claim acks --field id,lock_token) || exit 10; "
-        "[ -n \"$1\" ] || exit 11; "
-        + q + " -q ack \"$1\" --token \"$2\" --result '{\"by\": " + std::to_string(c) +
+        "set -- $(" +
+        q +
+        " claim acks --field id,lock_token) || exit 10; "
+        "[ -n \"$1\" ] || exit 11; " +
+        q + " -q ack \"$1\" --token \"$2\" --result '{\"by\": " + std::to_string(c) +
         "}' || exit 12; done";
     pids.push_back(cleanup.child(
         spawn_process({"sh", "-c", script}, dir.path() + "/c" + std::to_string(c) + ".log")));
@@ -154,13 +160,15 @@ TEST_CASE("cli: behind PgBouncer in transaction mode: claims and acks with a res
   for (int c = 0; c < 4; ++c)
     CHECK_MESSAGE(wait_child(cleanup, pids[static_cast<std::size_t>(c)], 120000) == 0,
                   read_text(dir.path() + "/c" + std::to_string(c) + ".log"));
-  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'acks' AND status = 2 "
-                             "AND result IS NOT NULL") == 60);
+  CHECK(scalar(fixture.db(),
+               "SELECT COUNT(*) FROM job_queue WHERE queue = 'acks' AND status = 2 "
+               "AND result IS NOT NULL") == 60);
 }
 
-TEST_CASE("cli: behind PgBouncer in transaction mode: migrate runs at once take turns; "
-          "workers poll instead of trusting LISTEN" *
-          doctest::skip(!is_postgresql())) {
+TEST_CASE(
+    "cli: behind PgBouncer in transaction mode: migrate runs at once take turns; "
+    "workers poll instead of trusting LISTEN" *
+    doctest::skip(!is_postgresql())) {
   FreshDatabase fixture;
   const std::string url = pooled_url("queuectl_tx");
   const std::size_t versions = migrations_for(Backend::postgresql).size();
@@ -170,8 +178,8 @@ TEST_CASE("cli: behind PgBouncer in transaction mode: migrate runs at once take 
     drop_schema(fixture);
     std::vector<int> pids;
     for (int i = 0; i < 3; ++i)
-      pids.push_back(spawn_queuectl(url, {"migrate", "-q"},
-                                    logs.path() + "/m" + std::to_string(round) + std::to_string(i)));
+      pids.push_back(spawn_queuectl(
+          url, {"migrate", "-q"}, logs.path() + "/m" + std::to_string(round) + std::to_string(i)));
     for (std::size_t i = 0; i < pids.size(); ++i) {
       const int code = wait_exit(pids[i]);
       CHECK_MESSAGE(code == 0, "run " << i << " exited " << code << ": "
@@ -192,7 +200,8 @@ TEST_CASE("cli: behind PgBouncer in transaction mode: migrate runs at once take 
   CHECK(contains(work.err, "goes through a pooler"));
   // Straight to the server, the same worker listens, and says nothing of a pooler.
   enqueue_many(fixture.url(), "pooled", 2);
-  RunResult direct = queuectl(fixture.url(), {"-o", "json", "work", "pooled", "--drain", "--", "true"});
+  RunResult direct =
+      queuectl(fixture.url(), {"-o", "json", "work", "pooled", "--drain", "--", "true"});
   INFO(dump(direct));
   REQUIRE(direct.exit_code == 0);
   CHECK_FALSE(contains(direct.err, "pooler"));

@@ -52,8 +52,7 @@ NamedLocks make_locks() {
   // SQL can take the same lock (SELECT pg_try_advisory_lock(hashtextextended('nightly',
   // 0))). The hash is the one hash partitioning uses, the same on every platform and release.
   session.begin = "BEGIN ISOLATION LEVEL READ COMMITTED";
-  session.acquire =
-      "SELECT CASE WHEN pg_try_advisory_xact_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
+  session.acquire = "SELECT CASE WHEN pg_try_advisory_xact_lock(" QC_LOCK_KEY ") THEN 1 ELSE 0 END";
   // The lock's connection holds this one advisory lock and nothing else; inside the
   // transaction, the server session is the one that took it.
   session.check =
@@ -184,8 +183,7 @@ class PostgresqlDialect final : public Dialect {
   }
   // TimeZone needs nothing here: PgBouncer keeps it per client (it is one of the settings
   // the server reports), and sets it on the server session it hands over.
-  void begin_pooled(soci::session& session,
-                    std::chrono::milliseconds lock_wait) const override {
+  void begin_pooled(soci::session& session, std::chrono::milliseconds lock_wait) const override {
     session << "BEGIN ISOLATION LEVEL READ COMMITTED";
     std::string value = std::to_string(lock_wait.count()) + "ms";
     std::string ignored;
