@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/time_text.hpp"
 #include "core/validate.hpp"
+#include "db/dependencies.hpp"
 #include "db/job_repository.hpp"
 
 namespace queuectl {
@@ -24,6 +25,9 @@ struct EnqueueOptions {
   std::string dedupe_key;
   std::string group_key;
   std::string from;
+  std::string after;              // --after ID[,ID...]
+  std::string on_parent_failure;  // --on-parent-failure cancel|run|wait
+  std::string batch;              // --batch ID
   // Whether PAYLOAD and the keys were given at all (their values cannot tell: an empty
   // key is refused, not taken for "no key").
   bool payload_given = false;
@@ -32,8 +36,9 @@ struct EnqueueOptions {
 };
 
 // Builds a validated job from the one-job options.
-NewJob job_from_options(const EnqueueOptions& o, std::size_t max_payload) {
-  NewJob job;
+NewJobAfter job_from_options(const EnqueueOptions& o, std::size_t max_payload) {
+  NewJobAfter with;
+  NewJob& job = with.job;
   validate_queue_name(o.queue);
   job.queue = o.queue;
   std::string payload = o.payload == "-" ? read_input("-") : o.payload;
@@ -54,12 +59,28 @@ NewJob job_from_options(const EnqueueOptions& o, std::size_t max_payload) {
     validate_key(o.group_key, "--group-key");
     job.group_key = o.group_key;
   }
-  return job;
+  if (!o.after.empty()) with.after = parse_parent_ids(o.after, "--after");
+  if (!o.on_parent_failure.empty()) {
+    if (o.after.empty()) throw UsageError("--on-parent-failure needs --after");
+    with.on_parent_failure = parse_parent_failure(o.on_parent_failure);
+  }
+  if (!o.batch.empty()) {
+    try {
+      with.batch = parse_job_id(o.batch);
+    } catch (const UsageError&) {
+      throw UsageError("--batch: '" + o.batch.substr(0, 40) + "' is not a batch id");
+    }
+  }
+  if (!with.after.empty() && (job.run_at || job.delay.ms() > 0))
+    throw UsageError(
+        "--after with --delay or --run-at is not supported: a job with --after runs when its "
+        "parents are done");
+  return with;
 }
 
 // Builds a validated job from one NDJSON line; errors name the line.
-NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueOptions& o,
-                     std::size_t max_payload) {
+NewJobAfter job_from_line(const std::string& line, std::size_t number, const EnqueueOptions& o,
+                          std::size_t max_payload) {
   const std::string where = "line " + std::to_string(number) + ": ";
   try {
     const auto doc = parse_line_object(line);
@@ -73,6 +94,9 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
     one.max_attempts = o.max_attempts;
     one.group_key = o.group_key;
     one.group_key_given = o.group_key_given;
+    one.after = o.after;
+    one.on_parent_failure = o.on_parent_failure;
+    one.batch = o.batch;
     bool line_delay = false, line_run_at = false;
     for (const auto& [key, value] : doc.items()) {
       // A string; an empty one is a mistake, not "not given" (as for options).
@@ -114,6 +138,25 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
       } else if (key == "group_key") {
         one.group_key = text();
         one.group_key_given = true;
+      } else if (key == "after") {
+        // An array of ids, or one id.
+        if (value.is_number_unsigned()) {
+          one.after = std::to_string(value.get<unsigned long long>());
+        } else if (value.is_array() && !value.empty()) {
+          one.after.clear();
+          for (const auto& v : value) {
+            if (!v.is_number_unsigned()) throw UsageError("\"after\" must list job ids");
+            one.after +=
+                (one.after.empty() ? "" : ",") + std::to_string(v.get<unsigned long long>());
+          }
+        } else {
+          throw UsageError("\"after\" must be a job id or a non-empty array of job ids");
+        }
+      } else if (key == "on_parent_failure") {
+        one.on_parent_failure = text();
+      } else if (key == "batch") {
+        if (!value.is_number_unsigned()) throw UsageError("\"batch\" must be a batch id");
+        one.batch = std::to_string(value.get<unsigned long long>());
       } else {
         throw UsageError("unknown field \"" + key + "\"");
       }
@@ -131,12 +174,13 @@ NewJob job_from_line(const std::string& line, std::size_t number, const EnqueueO
 // checking a line takes longer than the database takes to insert it, so a long input is
 // cut into one slice per core, read side by side. A bad line is reported as a sequential
 // read would report it: the first one in the input.
-std::vector<NewJob> jobs_from_lines(const std::vector<std::string>& lines, const EnqueueOptions& o,
-                                    std::size_t max_payload) {
+std::vector<NewJobAfter> jobs_from_lines(const std::vector<std::string>& lines,
+                                         const EnqueueOptions& o, std::size_t max_payload) {
   // Below 2,000 lines a slice, a thread costs more than it saves.
-  return parse_in_slices<NewJob>(lines, 2000, " \t", [&](const std::string& line, std::size_t n) {
-    return job_from_line(line, n, o, max_payload);
-  });
+  return parse_in_slices<NewJobAfter>(lines, 2000, " \t",
+                                      [&](const std::string& line, std::size_t n) {
+                                        return job_from_line(line, n, o, max_payload);
+                                      });
 }
 
 Output run_bulk(Context& ctx, const EnqueueOptions& o) {
@@ -160,10 +204,28 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
     defaults.payload = "{}";
     job_from_options(defaults, ctx.options.max_payload);
   }
-  const std::vector<NewJob> jobs = jobs_from_lines(read_lines(o.from), o, ctx.options.max_payload);
+  std::vector<NewJobAfter> lines = jobs_from_lines(read_lines(o.from), o, ctx.options.max_payload);
   BulkEnqueueResult r;
   // Empty input enqueues nothing and is not an error; the database is not even opened.
-  if (!jobs.empty()) r = JobRepository(ctx.migrated_db()).enqueue_many(jobs);
+  const bool any_after = std::any_of(lines.begin(), lines.end(), [](const NewJobAfter& j) {
+    return !j.after.empty() || j.batch.has_value();
+  });
+  const bool one_by_one = std::any_of(lines.begin(), lines.end(), [](const NewJobAfter& j) {
+    return j.job.dedupe_key.has_value() || j.batch.has_value();
+  });
+  if (any_after && !one_by_one) {
+    // Every line's parents locked at once, then multi-row inserts; one transaction.
+    r.enqueued = Dependencies(ctx.migrated_db()).enqueue_bulk(lines);
+  } else if (any_after) {
+    // With dedupe keys or batches, one line at a time; still one transaction.
+    for (const EnqueueResult& e : Dependencies(ctx.migrated_db()).enqueue(lines))
+      ++(e.duplicate ? r.duplicates : r.enqueued);
+  } else if (!lines.empty()) {
+    std::vector<NewJob> jobs;
+    jobs.reserve(lines.size());
+    for (NewJobAfter& l : lines) jobs.push_back(std::move(l.job));
+    r = JobRepository(ctx.migrated_db()).enqueue_many(jobs);
+  }
   Output out = object_view({{"enqueued", r.enqueued}, {"duplicates", r.duplicates}});
   out.table.reset();
   out.lines.push_back(
@@ -176,9 +238,11 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
 Output run_enqueue(Context& ctx, const EnqueueOptions& o) {
   if (!o.from.empty()) return run_bulk(ctx, o);
   if (o.queue.empty()) throw UsageError("enqueue needs a QUEUE (or --from FILE)");
-  NewJob job = job_from_options(o, ctx.options.max_payload);
-  JobRepository repo(ctx.migrated_db());
-  EnqueueResult r = repo.enqueue(job);
+  NewJobAfter with = job_from_options(o, ctx.options.max_payload);
+  const NewJob& job = with.job;
+  EnqueueResult r = with.after.empty() && !with.batch
+                        ? JobRepository(ctx.migrated_db()).enqueue(job)
+                        : Dependencies(ctx.migrated_db()).enqueue({with}).front();
   if (r.duplicate)
     ctx.note("job " + std::to_string(r.job.id) + " already holds dedupe key '" + *job.dedupe_key +
              "' in queue " + job.queue + "; nothing enqueued");
@@ -209,19 +273,36 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
   auto* group_key =
       sub->add_option("--group-key", o->group_key,
                       "Ordered group: jobs of a queue with one key run one at a time, in id order");
+  sub->add_option("--after", o->after,
+                  "Run only after these jobs are done (ids, comma-separated); until then the "
+                  "job is waiting")
+      ->type_name("ID[,ID...]");
+  sub->add_option("--on-parent-failure", o->on_parent_failure,
+                  "When a job named by --after fails for good or is canceled: cancel this job "
+                  "(default), run it anyway, or wait (for a retry of the parent)")
+      ->type_name("cancel|run|wait");
+  sub->add_option("--batch", o->batch,
+                  "Add the job to this open batch (queuectl batch create); its end counts there")
+      ->type_name("ID");
   sub->add_option("--from", o->from,
                   "Read NDJSON jobs from FILE or - (one object a line: "
                   "queue, payload, priority, delay, run_at, max_attempts, dedupe_key, "
-                  "group_key); all lines or none");
+                  "group_key, after, on_parent_failure, batch); all lines or none");
   sub->footer(
       "With --from, QUEUE, --priority, --delay, --run-at, --max-attempts and --group-key are\n"
       "defaults for lines that do not set them (a line's delay or run_at replaces both);\n"
       "PAYLOAD and --dedupe-key are refused. Empty input enqueues nothing and exits 0.\n"
+      "A job with --after waits (status waiting) until every job it names is done; the ack of\n"
+      "the last one makes it ready, in the same transaction. An id with no job is refused\n"
+      "(exit 2); a parent already done counts as met. A parent that fails for good or is\n"
+      "canceled cancels the job, with the reason in last_error (see --on-parent-failure);\n"
+      "`retry` of that parent makes the job wait again.\n"
       "Examples:\n"
       "  queuectl enqueue emails '{\"to\":\"a@example.com\"}' --priority 10\n"
       "  queuectl enqueue reports '{}' --delay 5m --dedupe-key report-2026-11\n"
       "  queuectl enqueue orders '{\"step\":1}' --group-key order-42   (runs before step 2)\n"
       "  queuectl enqueue --from jobs.ndjson\n"
+      "  queuectl enqueue publish '{}' --after 41,42,43   (runs when all three are done)\n"
       "  queuectl enqueue emails --priority 5 --from -   (lines without queue/priority get these)");
   sub->callback([&ctx, o, payload, dedupe_key, group_key] {
     o->payload_given = payload->count() > 0;

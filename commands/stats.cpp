@@ -51,8 +51,9 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   out += "# TYPE queuectl_jobs gauge\n";
   for (const auto& s : stats) {
     const std::pair<const char*, std::int64_t> rows[] = {
-        {"ready", s.ready}, {"scheduled", s.scheduled}, {"processing", s.processing},
-        {"done", s.done},   {"failed", s.failed},       {"canceled", s.canceled}};
+        {"ready", s.ready},           {"scheduled", s.scheduled}, {"waiting", s.waiting},
+        {"processing", s.processing}, {"done", s.done},           {"failed", s.failed},
+        {"canceled", s.canceled}};
     for (const auto& [status, count] : rows)
       out += "queuectl_jobs{queue=\"" + label(s.queue) + "\",status=\"" + status + "\"} " +
              std::to_string(count) + "\n";

@@ -57,10 +57,12 @@ _queuectl_split() {
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
-_queuectl_commands="migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock"
+_queuectl_commands="migrate enqueue cron batch claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock"
 
 # The subcommands of cron, in the order of `queuectl cron --help`.
 _queuectl_cron_commands="add remove pause resume list show trigger apply tick"
+# The subcommands of batch.
+_queuectl_batch_commands="create close show"
 
 # Options that take a value, for command $1 (global ones included); $2 is the
 # subcommand of cron.
@@ -74,7 +76,12 @@ _queuectl_valued() {
                 tick) v+=" --queue --batch" ;;
             esac
             ;;
-        enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
+        batch)
+            case ${2-} in
+                create) v+=" --on-success --on-failure" ;;
+            esac
+            ;;
+        enqueue) v+=" --priority --delay --run-at --max-attempts --dedupe-key --group-key --after --on-parent-failure --batch --from" ;;
         migrate) v+=" --lock-wait" ;;
         claim) v+=" --limit --lease --worker --wait" ;;
         ack) v+=" --token --result --from" ;;
@@ -111,8 +118,13 @@ _queuectl_options() {
                 tick) printf '%s' "--queue --batch" ;;
             esac
             ;;
+        batch)
+            case ${2-} in
+                create) printf '%s' "--on-success --on-failure" ;;
+            esac
+            ;;
         migrate) printf '%s' "--status --print --lock-wait" ;;
-        enqueue) printf '%s' "--priority --delay --run-at --max-attempts --dedupe-key --group-key --from" ;;
+        enqueue) printf '%s' "--priority --delay --run-at --max-attempts --dedupe-key --group-key --after --on-parent-failure --batch --from" ;;
         claim) printf '%s' "--limit --lease --worker --wait" ;;
         ack) printf '%s' "--token --result --from" ;;
         fail) printf '%s' "--token --error --retry-in --permanent" ;;
@@ -183,7 +195,7 @@ _queuectl() {
                 if [[ -z $cmd ]]; then
                     cmd=$w
                     valued=" $(_queuectl_valued "$cmd") "
-                elif [[ $cmd == cron && -z $sub ]]; then
+                elif [[ ($cmd == cron || $cmd == batch) && -z $sub ]]; then
                     sub=$w
                     valued=" $(_queuectl_valued "$cmd" "$sub") "
                 else
@@ -241,6 +253,9 @@ _queuectl() {
                 ;;
             --overlap)
                 list="allow skip"
+                ;;
+            --on-parent-failure)
+                list="cancel run wait"
                 ;;
             --retain)
                 # A duration, or none.
@@ -320,6 +335,9 @@ _queuectl() {
                 ;;
             lock)
                 ((npos >= 1)) && list="--"
+                ;;
+            batch)
+                [[ -z $sub ]] && list=$_queuectl_batch_commands
                 ;;
             cron)
                 case $sub in

@@ -23,10 +23,12 @@ function __queuectl_valued
                 case tick
                     set -a v --queue --batch
             end
+        case batch
+            test "$argv[2]" = create; and set -a v --on-success --on-failure
         case migrate
             set -a v --lock-wait
         case enqueue
-            set -a v --priority --delay --run-at --max-attempts --dedupe-key --group-key --from
+            set -a v --priority --delay --run-at --max-attempts --dedupe-key --group-key --after --on-parent-failure --batch --from
         case claim
             set -a v --limit --lease --worker
         case ack
@@ -100,7 +102,7 @@ function __queuectl_state
                 if test -z "$cmd"
                     set cmd $t
                     set valued (__queuectl_valued $cmd)
-                else if test "$cmd" = cron -a -z "$sub"
+                else if test "$cmd" = cron -o "$cmd" = batch; and test -z "$sub"
                     set sub $t
                     set valued (__queuectl_valued $cmd $sub)
                 else
@@ -138,6 +140,18 @@ end
 function __queuectl_cron_sub
     set -l s (__queuectl_state)
     test "$s[1]" = cron -a $s[3] -eq 0; and contains -- "$s[5]" $argv
+end
+
+# True for `queuectl batch SUB` with SUB one of $argv.
+function __queuectl_batch_sub
+    set -l s (__queuectl_state)
+    test "$s[1]" = batch -a $s[3] -eq 0; and contains -- "$s[5]" $argv
+end
+
+# True when the word under the cursor is the subcommand of batch.
+function __queuectl_wants_batch_command
+    set -l s (__queuectl_state)
+    test "$s[1]" = batch -a -z "$s[5]" -a $s[3] -eq 0
 end
 
 # True when the word under the cursor is the subcommand of cron.
@@ -279,6 +293,7 @@ set -l needs_command '__fish_use_subcommand; or __queuectl_needs_command'
 complete -c queuectl -n $needs_command -a migrate -d 'Create or upgrade the queue schema (idempotent)'
 complete -c queuectl -n $needs_command -a enqueue -d 'Add a job to a queue (or many with --from)'
 complete -c queuectl -n $needs_command -a cron -d 'Recurring jobs: schedules in the database, each tick one job'
+complete -c queuectl -n $needs_command -a batch -d 'Jobs enqueued together, and one callback job when all have finished'
 complete -c queuectl -n $needs_command -a claim -d 'Take due jobs from a queue, each with a lease'
 complete -c queuectl -n $needs_command -a ack -d 'Mark a claimed job done (needs its lock token)'
 complete -c queuectl -n $needs_command -a fail -d 'Record a failed attempt: retry after backoff or fail'
@@ -334,6 +349,9 @@ complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l run-at -x -d 'R
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l max-attempts -x -d 'Attempts before the job fails (default 25)'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l dedupe-key -x -d 'Unique per queue: an existing job with this key is returned'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l group-key -x -d 'Ordered group: jobs of a queue with one key run one at a time, in id order'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l after -x -d 'Run only after these jobs are done (ids, comma-separated)'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l on-parent-failure -x -a 'cancel run wait' -d 'When a parent fails for good or is canceled'
+complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l batch -x -d 'Add the job to this open batch'
 complete -c queuectl -n '__fish_seen_subcommand_from enqueue' -l from -r -F -d 'Read NDJSON jobs from FILE or -'
 # claim
 complete -c queuectl -n '__fish_seen_subcommand_from claim' -l limit -x -d 'Jobs to claim at most (default 1)'
@@ -441,3 +459,9 @@ complete -c queuectl -n '__queuectl_cron_sub apply' -l prune -d 'Also remove the
 complete -c queuectl -n '__queuectl_cron_sub apply' -l dry-run -d 'Print what would change; write nothing'
 complete -c queuectl -n '__queuectl_cron_sub tick' -l queue -x -a '(__queuectl_queues)' -d 'Only the schedules of this queue (default: all)'
 complete -c queuectl -n '__queuectl_cron_sub tick' -l batch -x -d 'Schedules per transaction (default 100)'
+# batch
+complete -c queuectl -n __queuectl_wants_batch_command -a create -d 'Open a new batch; prints its id'
+complete -c queuectl -n __queuectl_wants_batch_command -a close -d 'Say no more jobs will join; calls back now if every member has finished'
+complete -c queuectl -n __queuectl_wants_batch_command -a show -d 'A batch: its state, counts and callback'
+complete -c queuectl -n '__queuectl_batch_sub create' -l on-success -x -d 'Callback when every member is done: QUEUE PAYLOAD'
+complete -c queuectl -n '__queuectl_batch_sub create' -l on-failure -x -d 'Callback when a member failed for good or was canceled: QUEUE PAYLOAD'

@@ -13,6 +13,7 @@ void setup_migrate(CLI::App& app, Context& ctx);
 // Producing
 void setup_enqueue(CLI::App& app, Context& ctx);
 void setup_cron(CLI::App& app, Context& ctx);
+void setup_batch(CLI::App& app, Context& ctx);
 // Consuming
 void setup_claim(CLI::App& app, Context& ctx);
 void setup_ack(CLI::App& app, Context& ctx);

@@ -116,6 +116,7 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
   for (const TopQueue& q : snap.queues) {
     total.ready += q.ready;
     total.scheduled += q.scheduled;
+    total.waiting += q.waiting;
     total.processing += q.processing;
     total.expired += q.expired;
     total.failed += q.failed;
@@ -123,7 +124,8 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
   }
   lines.push_back(
       cell(std::to_string(snap.queues.size()) + " queues  ready " + std::to_string(total.ready) +
-               "  sched " + std::to_string(total.scheduled) + "  proc " +
+               "  sched " + std::to_string(total.scheduled) +
+               (total.waiting ? "  waiting " + std::to_string(total.waiting) : "") + "  proc " +
                std::to_string(total.processing) + "  expired " + std::to_string(total.expired) +
                "  failed " + std::to_string(total.failed) + "  done/min " +
                std::to_string(total.done_last_minute),
@@ -248,6 +250,7 @@ nlohmann::ordered_json top_json(const TopSnapshot& snap) {
         json{{"queue", q.queue},
              {"ready", q.ready},
              {"scheduled", q.scheduled},
+             {"waiting", q.waiting},
              {"processing", q.processing},
              {"expired", q.expired},
              {"failed", q.failed},

@@ -139,7 +139,7 @@ nlohmann::ordered_json field_json(const Job& j, std::size_t i) {
     case job_field("queue"):
       return j.queue;
     case job_field("status"):
-      return std::string(status_name(j.status));
+      return std::string(job_status_text(j));
     case job_field("priority"):
       return j.priority;
     case job_field("run_at"):
@@ -247,6 +247,11 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
     if (v.is_null() && !f.shown_when_null) continue;
     switch (f.kind) {
       case FieldKind::time:
+        // A waiting job's run_at is a stand-in far off, not a time to show as one.
+        if (name == "run_at" && is_waiting(job)) {
+          describe(lines, name, "- (waiting for other jobs)");
+          break;
+        }
         time(name.c_str(),
              v.is_null() ? std::nullopt : std::optional<std::string>(v.get<std::string>()));
         break;
@@ -294,7 +299,7 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
     out.document.push_back(job_json(j));
     if (!tables) continue;
     const std::string& at = now ? *now : j.updated_at;
-    const std::string status(status_name(j.status));
+    const std::string status(job_status_text(j));
     if (kind == JobsTable::claimed)
       t.rows.push_back({std::to_string(j.id), j.queue, attempts_text(j), when(j.lock_until, at),
                         opt_text(j.lock_token), j.payload});
@@ -322,11 +327,11 @@ Output stats_view(const std::vector<QueueStats>& stats) {
            "FLAGS"},
           {},
           {Fit::shrink}};
-  Table wide{
-      {"QUEUE", "READY", "SCHEDULED", "PROCESSING", "EXPIRED", "UNLEASED", "DONE", "FAILED",
-       "CANCELED", "PAUSED", "STRICT", "MAX_PROCESSING", "RATE", "DEAD_LETTER", "OLDEST_READY"},
-      {},
-      {Fit::shrink}};
+  Table wide{{"QUEUE", "READY", "SCHEDULED", "WAITING", "PROCESSING", "EXPIRED", "UNLEASED", "DONE",
+              "FAILED", "CANCELED", "PAUSED", "STRICT", "MAX_PROCESSING", "RATE", "DEAD_LETTER",
+              "OLDEST_READY"},
+             {},
+             {Fit::shrink}};
   for (const QueueStats& s : stats) {
     nlohmann::ordered_json age = s.oldest_ready_age_seconds
                                      ? nlohmann::ordered_json(*s.oldest_ready_age_seconds)
@@ -335,6 +340,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
         {{"queue", s.queue},
          {"ready", s.ready},
          {"scheduled", s.scheduled},
+         {"waiting", s.waiting},
          {"processing", s.processing},
          {"expired_leases", s.expired},
          {"unleased", s.unleased},
@@ -357,6 +363,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
         s.oldest_ready_age_seconds ? human_duration(*s.oldest_ready_age_seconds) : "-";
     std::string flags;
     auto flag = [&](const std::string& f) { flags += (flags.empty() ? "" : ",") + f; };
+    if (s.waiting) flag("waiting=" + std::to_string(s.waiting));
     if (s.paused) flag("paused");
     if (s.strict_groups) flag("strict");
     if (s.max_processing) flag("max=" + std::to_string(*s.max_processing));
@@ -367,13 +374,13 @@ Output stats_view(const std::vector<QueueStats>& stats) {
                       std::to_string(s.processing), std::to_string(s.expired),
                       std::to_string(s.unleased), std::to_string(s.done), std::to_string(s.failed),
                       oldest, flags});
-    wide.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
-                         std::to_string(s.processing), std::to_string(s.expired),
-                         std::to_string(s.unleased), std::to_string(s.done),
-                         std::to_string(s.failed), std::to_string(s.canceled),
-                         s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no",
-                         s.max_processing ? std::to_string(*s.max_processing) : "-",
-                         s.rate ? rate_label(*s.rate) : "-", s.dead_letter.value_or("-"), oldest});
+    wide.rows.push_back(
+        {s.queue, std::to_string(s.ready), std::to_string(s.scheduled), std::to_string(s.waiting),
+         std::to_string(s.processing), std::to_string(s.expired), std::to_string(s.unleased),
+         std::to_string(s.done), std::to_string(s.failed), std::to_string(s.canceled),
+         s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no",
+         s.max_processing ? std::to_string(*s.max_processing) : "-",
+         s.rate ? rate_label(*s.rate) : "-", s.dead_letter.value_or("-"), oldest});
   }
   out.elements = true;
   out.table = t;

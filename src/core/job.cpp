@@ -22,6 +22,15 @@ std::string_view status_name(Status s) {
   return "unknown";
 }
 
+bool is_waiting(const Job& job) {
+  return job.status == Status::ready && (job.run_at.rfind(kWaitingRunAtText, 0) == 0 ||
+                                         job.run_at.rfind(kWaitingRunAtTextMysql, 0) == 0);
+}
+
+std::string_view job_status_text(const Job& job) {
+  return is_waiting(job) ? "waiting" : status_name(job.status);
+}
+
 Status parse_status(std::string_view name) {
   for (Status s :
        {Status::ready, Status::processing, Status::done, Status::failed, Status::canceled}) {

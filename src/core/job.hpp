@@ -42,4 +42,15 @@ struct Job {
   std::optional<std::string> dead_from;
 };
 
+// The run_at of a job that waits for other jobs (enqueue --after), as the database prints
+// it: far beyond any claim, until the last of them is done. 9999-12-31 on PostgreSQL and
+// SQLite; the last microsecond of TIMESTAMP(6) on MySQL/MariaDB, which ends in 2038.
+inline constexpr const char* kWaitingRunAtText = "9999-12-31T00:00:00";
+inline constexpr const char* kWaitingRunAtTextMysql = "2038-01-19T03:14:07.999999";
+// Whether `job` waits for other jobs: ready, with the waiting run_at.
+bool is_waiting(const Job& job);
+// A job's status as `list`, `show` and JSON name it: "waiting" for a waiting job, else
+// status_name.
+std::string_view job_status_text(const Job& job);
+
 }  // namespace queuectl

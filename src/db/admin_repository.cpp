@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/nearest.hpp"
+#include "db/dependencies.hpp"
 #include "db/guarded_write.hpp"
 #include "db/rate_buckets.hpp"
 #include "db/row_reader.hpp"
@@ -39,7 +40,8 @@ std::map<std::int64_t, Status> statuses_of(Database& db, std::vector<long long>&
 
 IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
                                       const GuardedWrite& write,
-                                      const std::function<void(soci::statement&)>& add_uses) {
+                                      const std::function<void(soci::statement&)>& add_uses,
+                                      const std::function<void(std::vector<long long>)>& then) {
   IdOutcome outcome;
   db_.transaction([&] {
     outcome = {};
@@ -55,6 +57,7 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
       if (add_uses) add_uses(st);
     });
     std::sort(changed.begin(), changed.end());
+    if (then) then(changed);
     std::vector<long long> rest;
     for (std::int64_t id : unique) {
       if (std::binary_search(changed.begin(), changed.end(), id))
@@ -77,7 +80,10 @@ IdOutcome AdminRepository::change_ids(const std::vector<std::int64_t>& ids,
 }
 
 IdOutcome AdminRepository::retry(const std::vector<std::int64_t>& ids) {
-  return change_ids(ids, db_.sql().admin.retry_ids);
+  // A retried job that still waits for parents waits again; the jobs its failure canceled
+  // wait for it again.
+  return change_ids(ids, db_.sql().admin.retry_ids, {},
+                    [&](std::vector<long long> changed) { Dependencies(db_).retried(changed); });
 }
 
 IdOutcome AdminRepository::move(const std::vector<std::int64_t>& ids,
@@ -122,8 +128,12 @@ std::vector<std::int64_t> AdminRepository::move_matching(
 }
 
 IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
+  // The jobs waiting for a canceled job get their policy in the same transaction.
   return change_ids(
-      ids, force == Force::yes ? db_.sql().admin.cancel_ids_force : db_.sql().admin.cancel_ids);
+      ids, force == Force::yes ? db_.sql().admin.cancel_ids_force : db_.sql().admin.cancel_ids, {},
+      [&](std::vector<long long> changed) {
+        Dependencies(db_).parents_gave_up(changed, "was canceled");
+      });
 }
 
 namespace {
@@ -215,6 +225,8 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
         prepare_once(st, expand_ids(db_.sql().admin.delete_ids, ids.size()));
         st.execute(true);
         deleted = st.get_affected_rows();
+        // What --after and batches kept of the jobs that are gone.
+        if (deleted > 0) Dependencies(db_).purged(ids);
       });
       total += deleted;
     }

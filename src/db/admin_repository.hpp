@@ -113,9 +113,11 @@ class AdminRepository {
   // Ids of finished jobs matching `filter` after `after`, at most filter.batch.
   std::vector<long long> pick_finished(const FinishedFilter& filter, std::int64_t after);
   // Applies a guarded "{ids}" write (its guard: the statuses it applies to) and sorts the
-  // ids into changed, not found and skipped. `add_uses` adds the write's other binds.
+  // ids into changed, not found and skipped. `add_uses` adds the write's other binds;
+  // `then`, given the changed ids, runs in the write's transaction after it.
   IdOutcome change_ids(const std::vector<std::int64_t>& ids, const GuardedWrite& write,
-                       const std::function<void(soci::statement&)>& add_uses = {});
+                       const std::function<void(soci::statement&)>& add_uses = {},
+                       const std::function<void(std::vector<long long>)>& then = {});
 
   Database& db_;
 };

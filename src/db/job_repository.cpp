@@ -171,31 +171,31 @@ long long insert_job_row(Database& db, const NewJob& job) {
 EnqueueResult JobRepository::enqueue(const NewJob& job) {
   check_storable(db_.dialect(), job.run_at, job.delay, "the job's run_at");
   EnqueueResult out;
-  db_.transaction([&] {
-    auto& s = db_.session();
-    const Statements& q = db_.sql();
-    std::string queue = job.queue, dedupe = job.dedupe_key.value_or("");
-    // Read the count before check_skipped_rows: on MySQL it runs SHOW WARNINGS, and the
-    // affected-row count is the connection's, for whatever statement ran last.
-    const long long inserted = insert_job_row(db_, job);
-    db_.dialect().check_skipped_rows(s);
-    if (inserted > 0) {
-      long long id = 0;
-      s << q.enqueue.last_insert_id, soci::into(id);
-      auto jobs =
-          fetch_jobs(s, q.job_by_id, [&](soci::statement& x) { x.exchange(use(id, "id")); });
-      if (jobs.empty()) throw Error("the job just inserted cannot be read back");
-      out = {jobs.front(), false};
-      return;
-    }
-    auto jobs = fetch_jobs(s, q.enqueue.job_by_dedupe_key, [&](soci::statement& x) {
-      x.exchange(use(queue, "queue"));
-      x.exchange(use(dedupe, "dedupe_key"));
-    });
-    if (jobs.empty()) throw Error("insert skipped, but no job holds its dedupe key");
-    out = {jobs.front(), true};
-  });
+  db_.transaction([&] { out = job_repository_detail::enqueue_one(db_, job); });
   return out;
+}
+
+EnqueueResult job_repository_detail::enqueue_one(Database& db, const NewJob& job) {
+  auto& s = db.session();
+  const Statements& q = db.sql();
+  std::string queue = job.queue, dedupe = job.dedupe_key.value_or("");
+  // Read the count before check_skipped_rows: on MySQL it runs SHOW WARNINGS, and the
+  // affected-row count is the connection's, for whatever statement ran last.
+  const long long inserted = insert_job_row(db, job);
+  db.dialect().check_skipped_rows(s);
+  if (inserted > 0) {
+    long long id = 0;
+    s << q.enqueue.last_insert_id, soci::into(id);
+    auto jobs = fetch_jobs(s, q.job_by_id, [&](soci::statement& x) { x.exchange(use(id, "id")); });
+    if (jobs.empty()) throw Error("the job just inserted cannot be read back");
+    return {jobs.front(), false};
+  }
+  auto jobs = fetch_jobs(s, q.enqueue.job_by_dedupe_key, [&](soci::statement& x) {
+    x.exchange(use(queue, "queue"));
+    x.exchange(use(dedupe, "dedupe_key"));
+  });
+  if (jobs.empty()) throw Error("insert skipped, but no job holds its dedupe key");
+  return {jobs.front(), true};
 }
 
 BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {

@@ -86,6 +86,7 @@ struct QueueStats {
   std::string queue;
   std::int64_t ready = 0;      // due now
   std::int64_t scheduled = 0;  // ready with a future run_at
+  std::int64_t waiting = 0;    // ready, but waiting for parents (enqueue --after)
   std::int64_t processing = 0;
   std::int64_t expired = 0;  // processing with a lapsed lease
   // Processing without a lease (lock_until NULL, set by other code): no reaper returns
@@ -160,6 +161,10 @@ class JobRepository {
   // each job without a bucket of its own, one of its key's for each other.
   void spend_claimed(const RateSteps& q, const std::string& queue, const RateRead& rate,
                      double tokens, const std::vector<Job>& jobs);
+  // `lost`, the ids of `items` the plain ack refused, acked again with their children's
+  // release (Dependencies::ack_parents); returns those still refused.
+  std::vector<std::int64_t> ack_declined(const std::vector<AckItem>& items,
+                                         const std::vector<std::int64_t>& lost);
   // A guarded write changed nothing: throws NotFound when the job does not exist, else
   // LeaseLost (with `detail` appended to the message).
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");

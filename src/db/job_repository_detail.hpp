@@ -1,6 +1,6 @@
 // What the files of JobRepository share: job_repository.cpp (enqueue, claim),
 // job_repository_finish.cpp (ack, fail, extend, release) and job_repository_reads.cpp
-// (find, list, stats). Not for use elsewhere.
+// (find, list, stats), and dependencies.cpp (enqueue --after). Not for use elsewhere.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +9,7 @@
 
 #include "core/duration.hpp"
 #include "db/dialect.hpp"
+#include "db/job_repository.hpp"
 
 namespace queuectl::job_repository_detail {
 
@@ -48,5 +49,10 @@ struct ArrayLiteral {
 // batch was half sent. `at` (UTC text) or now, plus `after`.
 void check_storable(const Dialect& dialect, const std::optional<std::string>& at, Duration after,
                     const std::string& what);
+
+// Inserts `job` in the caller's transaction and reads it back, or returns the job that
+// already holds its dedupe key (duplicate). What JobRepository::enqueue runs, and
+// Dependencies::enqueue for each job.
+EnqueueResult enqueue_one(Database& db, const NewJob& job);
 
 }  // namespace queuectl::job_repository_detail

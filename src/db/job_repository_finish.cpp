@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/errors.hpp"
+#include "db/dependencies.hpp"
 #include "db/guarded_write.hpp"
 #include "db/job_repository.hpp"
 #include "db/job_repository_detail.hpp"
@@ -138,7 +139,7 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
   if (optimistic && !by_token.empty()) {
     try {
       db_.transaction(work);
-      return lost;
+      return ack_declined(items, lost);
     } catch (const AckMissed&) {
       optimistic = false;  // rolled back: nothing of it was written
     }
@@ -147,7 +148,21 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
     db_.retrying(work);
   else
     db_.transaction(work);
-  return lost;
+  return ack_declined(items, lost);
+}
+
+std::vector<std::int64_t> JobRepository::ack_declined(const std::vector<AckItem>& items,
+                                                      const std::vector<std::int64_t>& lost) {
+  // The plain ack refuses a job that other jobs wait for (has_dependents): it is acked again
+  // here, with its children's release in the same transaction. What is still refused then
+  // was lost.
+  if (lost.empty()) return lost;
+  std::vector<std::int64_t> sorted = lost;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<const AckItem*> declined;
+  for (const AckItem& item : items)
+    if (std::binary_search(sorted.begin(), sorted.end(), item.id)) declined.push_back(&item);
+  return Dependencies(db_).ack_parents(declined);
 }
 
 Job JobRepository::fail(const FailRequest& r) {
@@ -179,6 +194,9 @@ Job JobRepository::fail(const FailRequest& r) {
                             [&](soci::statement& st) { st.exchange(use(id, "id")); });
       if (!now.empty()) job = now.front();
     }
+    // Failed for good (not moved to a dead-letter queue): the jobs waiting for it get their
+    // policy in this transaction.
+    if (job && job->status == Status::failed) Dependencies(db_).parents_gave_up({id}, "failed");
   });
   if (!job) throw_lease_lost(r.id);
   return *job;

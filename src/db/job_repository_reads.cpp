@@ -70,14 +70,17 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     std::string name;
     long long a = 0, b = 0;
     double age = 0;
-    soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null;
+    long long w = 0;
+    soci::indicator age_ind = soci::i_null, a_ind = soci::i_null, b_ind = soci::i_null,
+                    w_ind = soci::i_null;
     soci::statement ready =
         statement_once(s, q.listing.stats_ready, soci::into(name), soci::into(a, a_ind),
-                       soci::into(b, b_ind), soci::into(age, age_ind));
+                       soci::into(b, b_ind), soci::into(age, age_ind), soci::into(w, w_ind));
     for (bool got = ready.execute(true); got; got = ready.fetch()) {
       QueueStats& qs = entry(name);
       qs.ready = a_ind == soci::i_null ? 0 : a;
       qs.scheduled = b_ind == soci::i_null ? 0 : b;
+      qs.waiting = w_ind == soci::i_null ? 0 : w;
       if (age_ind != soci::i_null) qs.oldest_ready_age_seconds = std::max(0.0, age);
     }
     long long c = 0;

@@ -1,4 +1,5 @@
 #include "db/lease_repository.hpp"
+#include "db/dependencies.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -213,6 +214,7 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
       read.exchange(soci::into(dead_from, dead_ind));
       bind_ids(read, ids);
       prepare_once(read, expand_ids(q.leases.reaped_by_ids, ids.size()));
+      std::vector<long long> gave_up;
       for (bool got = read.execute(true); got; got = read.fetch()) {
         bool to_ready = status == static_cast<int>(Status::ready);
         if (!to_ready && status != static_cast<int>(Status::failed)) continue;
@@ -224,10 +226,13 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
           dead_lettered.push_back(id);
         }
         (to_ready ? requeued : failed).push_back(id);
+        if (status == static_cast<int>(Status::failed)) gave_up.push_back(id);
         count_reaped(counts, queue_name,
                      worker_ind == soci::i_null ? std::nullopt : std::optional<std::string>(worker),
                      !to_ready);
       }
+      // Out of attempts: the jobs waiting for these get their policy, in this transaction.
+      Dependencies(db_).parents_gave_up(gave_up, "failed");
     });
     if (picked_count == 0) break;
     result.requeued.insert(result.requeued.end(), requeued.begin(), requeued.end());

@@ -164,7 +164,8 @@ struct ListingStatements {
   std::string list_jobs_newest;
 
   // Stats, grouped by queue.
-  std::string stats_ready;  // -> queue, ready_now, scheduled, oldest_ready_age_seconds
+  // -> queue, ready_now, scheduled, oldest_ready_age_seconds, waiting (for parents)
+  std::string stats_ready;
   // -> queue, processing, expired (lock_until < now), unleased (lock_until NULL: a row set to
   // processing by other code without a lease, which no reaper ever returns)
   std::string stats_processing;

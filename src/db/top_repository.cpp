@@ -35,11 +35,15 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     ready.exchange(soci::into(a, a_ind));
     ready.exchange(soci::into(b, b_ind));
     ready.exchange(soci::into(age, age_ind));
+    long long w = 0;
+    soci::indicator w_ind = soci::i_null;
+    ready.exchange(soci::into(w, w_ind));
     prepare_once(ready, q.listing.stats_ready);
     for (bool got = ready.execute(true); got; got = ready.fetch()) {
       TopQueue& tq = entry(name);
       tq.ready = a_ind == soci::i_null ? 0 : a;
       tq.scheduled = b_ind == soci::i_null ? 0 : b;
+      tq.waiting = w_ind == soci::i_null ? 0 : w;
       if (age_ind != soci::i_null) tq.oldest_ready_age_seconds = std::max(0.0, age);
     }
     soci::statement processing(s);

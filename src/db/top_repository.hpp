@@ -15,6 +15,7 @@ struct TopQueue {
   std::string queue;
   std::int64_t ready = 0;      // due now
   std::int64_t scheduled = 0;  // ready with a future run_at
+  std::int64_t waiting = 0;    // ready, but waiting for other jobs (enqueue --after)
   std::int64_t processing = 0;
   std::int64_t expired = 0;  // processing with a lapsed lease
   std::int64_t failed = 0;

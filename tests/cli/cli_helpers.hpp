@@ -138,10 +138,10 @@ inline std::string table_text(FreshDatabase& fixture, const std::string& table,
 // and after a command mean it wrote nothing at all, not only that no row was added.
 inline std::string db_fingerprint(FreshDatabase& fixture) {
   static const std::vector<std::string> job_columns = {
-      "id",        "queue",        "status",     "priority",    "run_at",
-      "attempts",  "max_attempts", "payload",    "result",      "last_error",
-      "locked_by", "lock_token",   "locked_at",  "lock_until",  "dedupe_key",
-      "group_key", "created_at",   "updated_at", "finished_at", "dead_from"};
+      "id",           "queue",      "status",        "priority",   "run_at",     "attempts",
+      "max_attempts", "payload",    "result",        "last_error", "locked_by",  "lock_token",
+      "locked_at",    "lock_until", "dedupe_key",    "group_key",  "created_at", "updated_at",
+      "finished_at",  "dead_from",  "has_dependents"};
   std::string text = "job_queue:\n" + table_text(fixture, "job_queue", job_columns, "id");
   text += "queuectl_queues:\n" +
           table_text(fixture, "queuectl_queues",
@@ -152,6 +152,12 @@ inline std::string db_fingerprint(FreshDatabase& fixture) {
   text += "queuectl_rate_keys:\n" + table_text(fixture, "queuectl_rate_keys",
                                                {"queue", "group_key", "tokens", "refreshed_ms"},
                                                "queue, group_key");
+  text += "queuectl_job_deps:\n" + table_text(fixture, "queuectl_job_deps",
+                                              {"parent_id", "child_id", "state"},
+                                              "parent_id, child_id");
+  text += "queuectl_job_waits:\n" + table_text(fixture, "queuectl_job_waits",
+                                               {"child_id", "pending", "on_parent_failure"},
+                                               "child_id");
   // Only SQLite keeps named locks in a table; the servers use advisory locks.
   if (backend_under_test() == Backend::sqlite)
     text += "queuectl_locks:\n" +
@@ -338,7 +344,8 @@ class TempDir {
 // Drops the queue tables so that the fixture's database looks never migrated.
 inline void drop_schema(FreshDatabase& fixture) {
   for (const char* table : {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_rate_keys",
-                            "queuectl_schema_migrations"})
+                            "queuectl_job_deps", "queuectl_job_waits", "queuectl_batches",
+                            "queuectl_batch_jobs", "queuectl_schema_migrations"})
     fixture.db().session() << (std::string("DROP TABLE IF EXISTS ") + table);
 }
 

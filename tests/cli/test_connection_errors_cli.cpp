@@ -162,8 +162,13 @@ TEST_CASE(
                  {"queuectl_schedules", dml},
                  {"queuectl_schedule_fires", dml},
                  {"queuectl_rate_keys", dml},
+                 {"queuectl_job_deps", dml},
+                 {"queuectl_job_waits", dml},
+                 {"queuectl_batches", dml},
+                 {"queuectl_batch_jobs", dml},
                  // PostgreSQL: job_queue.id is an identity column; INSERT draws from it.
-                 {"SEQUENCE job_queue_id_seq", "USAGE"}});
+                 {"SEQUENCE job_queue_id_seq", "USAGE"},
+                 {"SEQUENCE queuectl_batches_id_seq", "USAGE"}});
   const std::string url = role.url();
 
   RunResult status = ok(url, {"migrate", "--status"});
@@ -186,6 +191,19 @@ TEST_CASE(
   claimed = claim_one(url, "q");
   ok(url, {"ack", id_text(claimed), "--token", claimed["lock_token"].get<std::string>(), "--result",
            "{\"ok\":true}"});
+
+  // A job after another, in a batch: the parent's ack releases it and counts the batch.
+  std::string batch = ok(url, {"batch", "create", "--on-success", "cb", "{}"}).out;
+  batch.erase(batch.find_last_not_of("\n") + 1);
+  json parent = enqueue(url, "deps", "{}", {"--batch", batch});
+  json child = enqueue(url, "deps", "{}", {"--after", id_text(parent), "--batch", batch});
+  ok(url, {"batch", "close", batch});
+  claimed = claim_one(url, "deps");
+  ok(url, {"ack", id_text(claimed), "--token", claimed["lock_token"].get<std::string>()});
+  claimed = claim_one(url, "deps");
+  CHECK(claimed["id"] == child["id"]);
+  ok(url, {"ack", id_text(claimed), "--token", claimed["lock_token"].get<std::string>()});
+  CHECK(ok_json(url, {"batch", "show", batch})["state"] == "finished");
 
   ok(url, {"stats"});
   ok(url, {"-o", "prometheus", "stats"});

@@ -40,7 +40,8 @@ namespace {
 void drop_schema(Database& db) {
   for (const char* table :
        {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_schedules",
-        "queuectl_schedule_fires", "queuectl_rate_keys", "queuectl_schema_migrations"})
+        "queuectl_schedule_fires", "queuectl_rate_keys", "queuectl_job_deps", "queuectl_job_waits",
+        "queuectl_batches", "queuectl_batch_jobs", "queuectl_schema_migrations"})
     db.session() << (std::string("DROP TABLE IF EXISTS ") + table);
 }
 

@@ -31,9 +31,11 @@ ListingStatements make_listing(const std::string& cols) {
   s.stats_ready = R"(
     SELECT q.queue,
            SUM(CASE WHEN j.run_at <= NOW(6) THEN 1 ELSE 0 END),
-           SUM(CASE WHEN j.run_at > NOW(6) THEN 1 ELSE 0 END),
+           SUM(CASE WHEN j.run_at > NOW(6) AND j.run_at < TIMESTAMP'2038-01-19 03:14:07.999999'
+                    THEN 1 ELSE 0 END),
            TIMESTAMPDIFF(MICROSECOND, MIN(CASE WHEN j.run_at <= NOW(6) THEN j.run_at END),
-                         NOW(6)) / 1e6
+                         NOW(6)) / 1e6,
+           SUM(CASE WHEN j.run_at >= TIMESTAMP'2038-01-19 03:14:07.999999' THEN 1 ELSE 0 END)
       FROM (SELECT DISTINCT queue FROM job_queue) q
       JOIN job_queue j FORCE INDEX (ix_job_queue_claim) ON j.queue = q.queue AND j.status = 0
      GROUP BY q.queue)";

@@ -167,17 +167,17 @@ FinishStatements make_finish() {
     UPDATE job_queue
        SET status = 2, result = :result, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
-     WHERE id = :id AND status = 1 AND lock_token = :token)";
+     WHERE id = :id AND status = 1 AND lock_token = :token AND has_dependents = 0)";
   // No RETURNING on UPDATE: each guarded write first locks the rows its guard admits.
   s.ack_ids.pick = R"(
     SELECT id FROM job_queue
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0
        FOR UPDATE)";
   s.ack_ids.write = R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)";
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0)";
   const std::string held_pick = R"(
     SELECT id FROM job_queue WHERE id = :id AND status = 1 AND lock_token = :token FOR UPDATE)";
   s.fail_retry.pick = held_pick;

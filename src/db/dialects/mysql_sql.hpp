@@ -47,10 +47,11 @@
 // overflows, error 1690, once base * 2^40 passes 2^64, e.g. --retry-in 5h at attempt 41.
 #define QC_BACKOFF_MS_TIMES(jitter) \
   "(LEAST(:cap_ms, :base_ms * POW(2, LEAST(GREATEST(attempts - 1, 0), 40))) * " jitter ")"
-// Kept within TIMESTAMP(6), which ends in 2038 (a retry that far out is as good as never).
+// Kept within TIMESTAMP(6), which ends in 2038 (a retry that far out is as good as never),
+// and short of its last microsecond, the run_at of a job waiting for others (enqueue --after).
 #define QC_RUN_AT_AFTER_BACKOFF_TIMES(jitter) \
   "LEAST(NOW(6) + INTERVAL ROUND(" QC_BACKOFF_MS_TIMES(jitter) " * 1000) MICROSECOND, " \
-  "TIMESTAMP'2038-01-19 03:14:07.999999')"
+  "TIMESTAMP'2038-01-19 03:14:07.999998')"
 // fail: the jitter drawn by the client for its one job.
 #define QC_RUN_AT_AFTER_BACKOFF QC_RUN_AT_AFTER_BACKOFF_TIMES(":jitter")
 // reap: a jitter drawn per row, so that a dead host's jobs do not all come back at once.

@@ -32,9 +32,10 @@ ListingStatements make_listing(const std::string& cols) {
   s.stats_ready = R"(
     SELECT queue,
            COUNT(*) FILTER (WHERE run_at <= now()),
-           COUNT(*) FILTER (WHERE run_at > now()),
+           COUNT(*) FILTER (WHERE run_at > now() AND run_at < TIMESTAMPTZ '9999-12-31 00:00:00+00'),
            CAST(EXTRACT(EPOCH FROM now() - MIN(run_at) FILTER (WHERE run_at <= now()))
-                AS double precision)
+                AS double precision),
+           COUNT(*) FILTER (WHERE run_at >= TIMESTAMPTZ '9999-12-31 00:00:00+00')
       FROM job_queue
      WHERE status = 0
      GROUP BY queue)";

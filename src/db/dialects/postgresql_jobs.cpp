@@ -309,19 +309,19 @@ FinishStatements make_finish(const std::string& cols) {
     UPDATE job_queue
        SET status = 2, result = CAST(:result AS jsonb), lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))";
+     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0)";
   // Many acks without a result under one token: one UPDATE returning the ids it changed.
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text))",
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0)",
                               "id");
   s.ack_id_array = R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id = ANY (CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text)
+     WHERE id = ANY (CAST(:ids AS bigint[])) AND status = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0
     RETURNING id)";
   s.fail_retry.write = returning(R"(
     UPDATE job_queue

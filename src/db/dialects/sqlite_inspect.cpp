@@ -26,8 +26,10 @@ ListingStatements make_listing(const std::string& cols) {
   s.stats_ready = R"(
     SELECT queue,
            SUM(CASE WHEN run_at <= )" QC_NOW R"( THEN 1 ELSE 0 END),
-           SUM(CASE WHEN run_at > )" QC_NOW R"( THEN 1 ELSE 0 END),
-           )" QC_AGE("MIN(CASE WHEN run_at <= " QC_NOW " THEN run_at END)") R"(
+           SUM(CASE WHEN run_at > )" QC_NOW R"( AND run_at < '9999-12-31 00:00:00.000'
+                    THEN 1 ELSE 0 END),
+           )" QC_AGE("MIN(CASE WHEN run_at <= " QC_NOW " THEN run_at END)") R"(,
+           SUM(CASE WHEN run_at >= '9999-12-31 00:00:00.000' THEN 1 ELSE 0 END)
       FROM job_queue
      WHERE status = 0
      GROUP BY queue)";

@@ -140,12 +140,12 @@ FinishStatements make_finish(const std::string& cols) {
     UPDATE job_queue
        SET status = 2, result = :result, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id = :id AND status = 1 AND lock_token = :token)";
+     WHERE id = :id AND status = 1 AND lock_token = :token AND has_dependents = 0)";
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_until = NULL,
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token)",
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0)",
                               "id");
   s.fail_retry.write = returning(R"(
     UPDATE job_queue
