@@ -30,7 +30,7 @@ struct DepSql {
   std::string insert_edge;     // :parent :child :state
   std::string insert_wait;     // :child :pending :policy
   std::string hold;            // :id -> run_at = waiting
-  std::string hold_ids;        // {ids} -> run_at = waiting
+  std::string waiting_value;   // the waiting run_at as NewJob::run_at text
   std::string cancel_new;      // :id :error
   std::string open_edges;      // {ids} -> parent, child, policy; edges still waiting
   std::string set_edge;        // :state :parent :child
@@ -95,7 +95,9 @@ DepSql make_sql(Backend backend) {
                   n("child", "bigint") + ", " + n("pending", "integer") + ", " +
                   n("policy", "smallint") + ")";
   s.hold = "UPDATE job_queue SET run_at = " + waiting + " WHERE id = " + id;
-  s.hold_ids = "UPDATE job_queue SET run_at = " + waiting + " WHERE id IN ({ids})";
+  s.waiting_value = backend == Backend::mysql    ? "2038-01-19 03:14:07.999999"
+                    : backend == Backend::sqlite ? "9999-12-31 00:00:00.000"
+                                                 : "9999-12-31 00:00:00.000000";
   s.cancel_new = "UPDATE job_queue SET status = 4, finished_at = " + now + ", updated_at = " + now +
                  ", last_error = " + error + " WHERE id = " + id;
   // Edges still waiting, in child order (the order every settling transaction locks the
@@ -434,12 +436,27 @@ std::int64_t Dependencies::enqueue_bulk(const std::vector<NewJobAfter>& jobs) {
       if (!status_of.count(p))
         throw UsageError("--after: job " + std::to_string(p) +
                          " does not exist (a job can only wait for jobs already enqueued)");
+    // A job that will wait is inserted waiting (its run_at the stand-in), not held after.
     std::vector<NewJob> plain;
     plain.reserve(jobs.size());
-    for (const NewJobAfter& j : jobs) plain.push_back(j.job);
+    for (const NewJobAfter& j : jobs) {
+      plain.push_back(j.job);
+      bool waits_for_one = false, canceled_now = false;
+      for (long long parent : j.after) {
+        const Status st = status_of[parent];
+        const bool gave_up = st == Status::failed || st == Status::canceled;
+        canceled_now = canceled_now || (gave_up && j.on_parent_failure == ParentFailure::cancel);
+        waits_for_one = waits_for_one || st == Status::ready || st == Status::processing ||
+                        (gave_up && j.on_parent_failure == ParentFailure::wait);
+      }
+      if (waits_for_one && !canceled_now) {
+        plain.back().run_at = q.waiting_value;
+        plain.back().delay = Duration();
+      }
+    }
     const std::vector<std::int64_t> ids = insert_job_rows(db_, plain);
     std::array<std::vector<long long>, 3> edges, waits;
-    std::vector<long long> unfinished, hold;
+    std::vector<long long> unfinished;
     std::vector<std::pair<long long, std::string>> canceled;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const NewJobAfter& j = jobs[i];
@@ -475,15 +492,12 @@ std::int64_t Dependencies::enqueue_bulk(const std::vector<NewJobAfter>& jobs) {
       waits[2].push_back(static_cast<long long>(j.on_parent_failure));
       if (cancel)
         canceled.emplace_back(child, *cancel);
-      else if (pending > 0)
-        hold.push_back(child);
     }
     insert_rows(s, "INSERT INTO queuectl_job_deps (parent_id, child_id, state)", "pcs", edges);
     insert_rows(s, "INSERT INTO queuectl_job_waits (child_id, pending, on_parent_failure)", "cnp",
                 waits);
     sort_unique(unfinished);
     on_ids_chunked(s, q.mark_parents, unfinished);
-    on_ids_chunked(s, q.hold_ids, hold);
     for (auto& [child, error] : canceled) {
       long long c = child;
       soci::statement st = statement_once(s, q.cancel_new, use(error, "error"), use(c, "id"));
