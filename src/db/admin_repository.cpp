@@ -90,8 +90,12 @@ IdOutcome AdminRepository::move(const std::vector<std::int64_t>& ids,
                                 const std::optional<std::string>& to) {
   std::string target = to.value_or("");
   soci::indicator ind = to ? soci::i_ok : soci::i_null;
-  return change_ids(ids, db_.sql().admin.move_ids,
-                    [&](soci::statement& st) { st.exchange(use(target, ind, "to")); });
+  // A dead letter moved back may have been failed there: the jobs its failure canceled wait
+  // for it again, as after a retry.
+  return change_ids(
+      ids, db_.sql().admin.move_ids,
+      [&](soci::statement& st) { st.exchange(use(target, ind, "to")); },
+      [&](std::vector<long long> changed) { Dependencies(db_).retried(changed); });
 }
 
 std::vector<std::int64_t> AdminRepository::move_matching(

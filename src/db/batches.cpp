@@ -242,6 +242,14 @@ void Batches::settle(std::vector<long long> jobs, MemberEnd end) {
   auto& s = db_.session();
   std::sort(jobs.begin(), jobs.end());
   jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  if (jobs.size() > 1000) {  // a cancel passed down may reach any number of jobs
+    for (std::size_t start = 0; start < jobs.size(); start += 1000)
+      settle(std::vector<long long>(
+                 jobs.begin() + static_cast<std::ptrdiff_t>(start),
+                 jobs.begin() + static_cast<std::ptrdiff_t>(std::min(jobs.size(), start + 1000))),
+             end);
+    return;
+  }
   std::map<long long, int> per_batch;
   std::vector<long long> members;
   {

@@ -39,9 +39,10 @@ struct DepSql {
   std::string release;         // :child
   std::string cancel_child;    // :error :child
   std::string revive_edges;    // {ids} -> parent, child (edges whose parent canceled the child)
-  std::string other_gave_up;   // :child :parent -> count of other edges that gave up
   std::string revive_child;    // :child
-  std::string rehold;          // {ids}
+  std::string lock_wait;       // :child -> pending, the row locked
+  std::string recount;         // :child :child2 (the same) -> pending = edges in state 0 or 2
+  std::string children_among;  // {ids} -> those with a count (enqueued with --after)
   std::string ack_parent;      // :result :id :token
   std::string wait_row;        // :id -> pending, policy
   std::string parents;         // :id -> parent, state, status (NULL: purged)
@@ -130,15 +131,18 @@ DepSql make_sql(Backend backend) {
       "  FROM queuectl_job_deps d JOIN queuectl_job_waits w ON w.child_id = d.child_id"
       " WHERE d.parent_id IN ({ids}) AND d.state = 2"
       " ORDER BY d.child_id, d.parent_id";
-  s.other_gave_up =
-      "SELECT COUNT(*) FROM queuectl_job_deps WHERE child_id = " + n("child", "bigint") +
-      " AND parent_id <> " + n("parent", "bigint") + " AND state IN (2, 3)";
   s.revive_child = "UPDATE job_queue SET status = 0, run_at = " + waiting +
                    ", finished_at = NULL, last_error = NULL, updated_at = " + now +
                    " WHERE id = " + n("child", "bigint") + " AND status = 4";
-  s.rehold = "UPDATE job_queue SET run_at = " + waiting +
-             " WHERE id IN ({ids}) AND status = 0 AND id IN"
-             " (SELECT child_id FROM queuectl_job_waits WHERE pending > 0)";
+  s.lock_wait = "SELECT pending FROM queuectl_job_waits WHERE child_id = " + n("child", "bigint") +
+                lock_suffix;
+  s.recount =
+      "UPDATE queuectl_job_waits SET pending = (SELECT COUNT(*) FROM queuectl_job_deps d"
+      " WHERE d.child_id = " +
+      n("child", "bigint") + " AND d.state IN (0, 2)) WHERE child_id = " + n("child2", "bigint");
+  s.children_among =
+      "SELECT child_id FROM queuectl_job_waits WHERE child_id IN ({ids})"
+      " ORDER BY child_id";
   s.ack_parent = "UPDATE job_queue SET status = 2, result = " + result +
                  ", lock_until = NULL, finished_at = " + now + ", updated_at = " + now +
                  " WHERE id = " + id + " AND status = 1 AND lock_token = " + token +
@@ -219,6 +223,20 @@ std::vector<OpenEdge> open_edges(soci::session& s, const std::string& sql,
   bind_ids(st, ids);
   prepare_once(st, expand_ids(sql, ids.size()));
   for (bool got = st.execute(true); got; got = st.fetch()) out.push_back(e);
+  return out;
+}
+
+// open_edges over `ids` 1,000 at a time (a cancel passed down may reach any number of jobs).
+std::vector<OpenEdge> open_edges_chunked(soci::session& s, const std::string& sql,
+                                         const std::vector<long long>& ids, bool with_policy) {
+  std::vector<OpenEdge> out;
+  for (std::size_t start = 0; start < ids.size(); start += 1000) {
+    std::vector<long long> chunk(
+        ids.begin() + static_cast<std::ptrdiff_t>(start),
+        ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + 1000)));
+    std::vector<OpenEdge> part = open_edges(s, sql, chunk, with_policy);
+    out.insert(out.end(), part.begin(), part.end());
+  }
   return out;
 }
 
@@ -333,7 +351,8 @@ std::vector<EnqueueResult> Dependencies::enqueue(const std::vector<NewJobAfter>&
             state = kEdgeGaveUp;
           }
         }
-        if (state == kEdgeWaiting) {
+        // A parent whose failure canceled this job stays counted: its retry reopens the edge.
+        if (state == kEdgeWaiting || state == kEdgeCanceledChild) {
           ++pending;
           unfinished.push_back(parent);
         }
@@ -479,7 +498,7 @@ std::int64_t Dependencies::enqueue_bulk(const std::vector<NewJobAfter>& jobs) {
             state = kEdgeGaveUp;
           }
         }
-        if (state == kEdgeWaiting) {
+        if (state == kEdgeWaiting || state == kEdgeCanceledChild) {
           ++pending;
           unfinished.push_back(parent);
         }
@@ -490,8 +509,7 @@ std::int64_t Dependencies::enqueue_bulk(const std::vector<NewJobAfter>& jobs) {
       waits[0].push_back(child);
       waits[1].push_back(pending);
       waits[2].push_back(static_cast<long long>(j.on_parent_failure));
-      if (cancel)
-        canceled.emplace_back(child, *cancel);
+      if (cancel) canceled.emplace_back(child, *cancel);
     }
     insert_rows(s, "INSERT INTO queuectl_job_deps (parent_id, child_id, state)", "pcs", edges);
     insert_rows(s, "INSERT INTO queuectl_job_waits (child_id, pending, on_parent_failure)", "cnp",
@@ -513,7 +531,7 @@ void Dependencies::parents_done(std::vector<long long> ids) {
   const DepSql& q = sql_for(db_.dialect().backend());
   auto& s = db_.session();
   Batches(db_).settle(ids, MemberEnd::done);
-  std::vector<OpenEdge> edges = open_edges(s, q.open_edges, ids, true);
+  std::vector<OpenEdge> edges = open_edges_chunked(s, q.open_edges, ids, true);
   std::map<long long, int> met;  // child -> parents met now (ordered by child)
   for (const OpenEdge& e : edges) {
     run(s, q.set_edge, e.child, e.parent, kEdgeMet);
@@ -544,7 +562,7 @@ void Dependencies::parents_gave_up(std::vector<long long> ids, const std::string
     sort_unique(level);
     Batches(db_).settle(level, end);
     end = MemberEnd::canceled;
-    std::vector<OpenEdge> edges = open_edges(s, q.open_edges, level, true);
+    std::vector<OpenEdge> edges = open_edges_chunked(s, q.open_edges, level, true);
     std::vector<long long> canceled, run_now;
     for (const OpenEdge& e : edges) {
       const auto policy = static_cast<ParentFailure>(e.policy);
@@ -555,13 +573,17 @@ void Dependencies::parents_gave_up(std::vector<long long> ids, const std::string
         if (affected(s, q.cancel_child, e.child, &error) > 0) {
           state = kEdgeCanceledChild;
           canceled.push_back(e.child);
+        } else {
+          // No longer waiting (canceled by hand, or by another parent): settled and counted.
+          run_now.push_back(e.child);
         }
       } else {
         run_now.push_back(e.child);
       }
       run(s, q.set_edge, e.child, e.parent, state);
     }
-    // A parent that gave up lets a child with policy "run" go on as if it were done.
+    // A parent that gave up lets a child with policy "run" go on as if it were done; the
+    // count of every edge settled here without a cancel goes down.
     std::map<long long, int> met;
     for (long long c : run_now) ++met[c];
     for (const auto& [child, n_met] : met) {
@@ -579,30 +601,101 @@ void Dependencies::parents_gave_up(std::vector<long long> ids, const std::string
   }
 }
 
+bool Dependencies::reconcile(long long child, bool direct) {
+  const DepSql& q = sql_for(db_.dialect().backend());
+  auto& s = db_.session();
+  long long c = child;
+  // The edges that gave up, and their parents' rows locked (job rows before count rows, as
+  // a finishing transaction takes them): a parent failing or finishing meanwhile waits.
+  std::vector<std::pair<long long, int>> edges;  // parent, state
+  {
+    long long parent = 0;
+    int state = 0, status = 0;
+    soci::indicator status_ind = soci::i_ok;
+    soci::statement st = statement_once(s, q.parents, into(parent), into(state),
+                                        into(status, status_ind), use(c, "id"));
+    for (bool got = st.execute(true); got; got = st.fetch())
+      if (state == kEdgeCanceledChild || state == kEdgeGaveUp) edges.emplace_back(parent, state);
+  }
+  std::map<long long, Status> status_of;
+  if (!edges.empty()) {
+    std::vector<long long> ids;
+    for (const auto& e : edges) ids.push_back(e.first);
+    sort_unique(ids);
+    long long id = 0;
+    int status = 0;
+    soci::statement st(s);
+    st.exchange(into(id));
+    st.exchange(into(status));
+    bind_ids(st, ids);
+    prepare_once(st, expand_ids(q.lock_jobs, ids.size()));
+    for (bool got = st.execute(true); got; got = st.fetch())
+      status_of[id] = static_cast<Status>(status);
+  }
+  int pending = 0;
+  {
+    soci::statement st = statement_once(s, q.lock_wait, into(pending), use(c, "child"));
+    if (!st.execute(true)) return false;
+  }
+  auto gave_up = [&](long long parent) {
+    auto it = status_of.find(parent);
+    return it == status_of.end() || it->second == Status::failed || it->second == Status::canceled;
+  };
+  // A job canceled by a parent's failure waits again only when no parent of it is still
+  // failed or canceled; a job retried by hand goes on without those.
+  if (!direct)
+    for (const auto& [parent, state] : edges)
+      if (gave_up(parent)) return false;
+  std::vector<long long> reopened;
+  for (const auto& [parent, state] : edges) {
+    auto it = status_of.find(parent);
+    const int now = gave_up(parent)              ? kEdgeGaveUp
+                    : it->second == Status::done ? kEdgeMet
+                                                 : kEdgeWaiting;
+    if (now == kEdgeWaiting) reopened.push_back(parent);
+    if (now != state) run(s, q.set_edge, c, parent, now);
+  }
+  if (!reopened.empty()) execute_on_ids(s, q.mark_parents, reopened);
+  {
+    long long c2 = c;
+    soci::statement st = statement_once(s, q.recount, use(c, "child"), use(c2, "child2"));
+    st.execute(true);
+  }
+  if (!direct && affected(s, q.revive_child, c) == 0) return false;
+  soci::statement rd = statement_once(s, q.pending, into(pending), use(c, "child"));
+  rd.execute(true);
+  if (pending > 0) {
+    soci::statement st = statement_once(s, q.hold, use(c, "id"));
+    st.execute(true);
+  } else if (!direct) {
+    release(s, q, c, db_.dialect().backend() == Backend::postgresql);
+  }
+  return true;
+}
+
 void Dependencies::retried(std::vector<long long> ids) {
   if (ids.empty()) return;
   const DepSql& q = sql_for(db_.dialect().backend());
   auto& s = db_.session();
   sort_unique(ids);
-  // A retried job that still waits for parents waits again (retry set its run_at to now).
-  execute_on_ids(s, q.rehold, ids);
-  // The jobs whose cancel came from a retried job's failure wait for it again, unless
-  // another of their parents gave up too; and so on down.
+  // A retried job that waits for parents (retry set its run_at to now): its edges from
+  // parents that gave up are settled again, and it waits for those not yet done.
+  for (std::size_t start = 0; start < ids.size(); start += 1000) {
+    std::vector<long long> chunk(
+        ids.begin() + static_cast<std::ptrdiff_t>(start),
+        ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + 1000)));
+    for (long long c : fetch_ids(s, expand_ids(q.children_among, chunk.size()),
+                                 [&](soci::statement& st) { bind_ids(st, chunk); }))
+      reconcile(c, true);
+  }
+  // The jobs a retried job's failure canceled wait for it again, unless another of their
+  // parents is still failed or canceled; and so on down.
   std::vector<long long> level = ids;
   while (!level.empty()) {
     sort_unique(level);
-    std::vector<OpenEdge> edges = open_edges(s, q.revive_edges, level, false);
     std::vector<long long> revived;
-    for (const OpenEdge& e : edges) {
-      long long others = 0, c = e.child, p = e.parent;
-      soci::statement st =
-          statement_once(s, q.other_gave_up, into(others), use(c, "child"), use(p, "parent"));
-      st.execute(true);
-      if (others > 0) continue;
-      if (affected(s, q.revive_child, c) == 0) continue;
-      run(s, q.set_edge, c, p, kEdgeWaiting);
-      revived.push_back(c);
-    }
+    for (const OpenEdge& e : open_edges_chunked(s, q.revive_edges, level, false))
+      if (reconcile(e.child, false)) revived.push_back(e.child);
     level = std::move(revived);
   }
 }

@@ -95,6 +95,13 @@ class Dependencies {
   std::optional<JobWaits> waits_of(std::int64_t id);
 
  private:
+  // In the caller's transaction: settles again the edges of `child` from parents that gave
+  // up, by their status now (still failed or canceled: gave up; done: met; else waiting),
+  // recounts, and holds or releases it. `direct`: the child itself was retried; else it is
+  // a job a parent's failure canceled, revived only when no parent of it is still failed
+  // or canceled. Returns whether it was revived (or, direct, had a count).
+  bool reconcile(long long child, bool direct);
+
   Database& db_;
 };
 

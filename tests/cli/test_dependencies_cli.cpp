@@ -181,6 +181,59 @@ TEST_CASE("cli: after: a parent that fails for good cancels, runs or keeps its c
   CHECK(status(url, grandchild) == "waiting");
 }
 
+TEST_CASE("cli: after: retry reopens exactly the edges that gave up, whatever the order") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  SUBCASE("a job named after a parent had failed waits for every parent after the retry") {
+    json p1 = enqueue(url, "p", "{}", {"--max-attempts", "1"});
+    fail_one(url, p1);
+    json p2 = enqueue(url, "p2");
+    json c = enqueue(url, "c", "{}", {"--after", id_text(p1) + "," + id_text(p2)});
+    CHECK(c["status"] == "canceled");
+    ok(url, {"retry", id_text(p1)});
+    CHECK(status(url, c) == "waiting");
+    CHECK(show_job(url, c)["waiting_for"] == 2);
+    run_one(url, p1);
+    CHECK(status(url, c) == "waiting");  // p2 is not done
+    run_one(url, p2);
+    CHECK(status(url, c) == "ready");
+  }
+  SUBCASE("retry of the parent and its canceled job together") {
+    json p = enqueue(url, "p", "{}", {"--max-attempts", "1"});
+    json c = enqueue(url, "c", "{}", {"--after", id_text(p)});
+    fail_one(url, p);
+    CHECK(status(url, c) == "canceled");
+    ok(url, {"retry", id_text(c), id_text(p)});
+    CHECK(status(url, c) == "waiting");
+    run_one(url, p);
+    CHECK(status(url, c) == "ready");
+  }
+  SUBCASE("two failed parents retried together") {
+    json p1 = enqueue(url, "p", "{}", {"--max-attempts", "1"});
+    json p2 = enqueue(url, "p2", "{}", {"--max-attempts", "1"});
+    json c = enqueue(url, "c", "{}", {"--after", id_text(p1) + "," + id_text(p2)});
+    fail_one(url, p1);
+    fail_one(url, p2);
+    CHECK(status(url, c) == "canceled");
+    ok(url, {"retry", id_text(p1), id_text(p2)});
+    CHECK(status(url, c) == "waiting");
+    CHECK(show_job(url, c)["waiting_for"] == 2);
+    run_one(url, p1);
+    CHECK(status(url, c) == "waiting");
+    run_one(url, p2);
+    CHECK(status(url, c) == "ready");
+  }
+  SUBCASE("a job canceled by hand, its parent failed after: a retry of the job runs it") {
+    json p = enqueue(url, "p", "{}", {"--max-attempts", "1"});
+    json c = enqueue(url, "c", "{}", {"--after", id_text(p)});
+    ok(url, {"cancel", id_text(c)});
+    fail_one(url, p);
+    ok(url, {"retry", id_text(c)});
+    CHECK(status(url, c) == "ready");
+    CHECK(show_job(url, c)["after"][0]["state"] == "gave-up");
+  }
+}
+
 TEST_CASE("cli: after: cancel passes down a chain, and a retried child waits again") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
