@@ -319,7 +319,9 @@ std::vector<EnqueueResult> Dependencies::enqueue(const std::vector<NewJobAfter>&
             throw UsageError("--after: job " + std::to_string(p) +
                              " does not exist (a job can only wait for jobs already enqueued)");
       }
-      // The batch after the parents (every transaction takes job rows before batch rows).
+      // The batch after the parents, as a finishing transaction takes the finished job's row
+      // first. (It may then lock a child's row after a batch row; such a deadlock is rare and
+      // retried as any contention is.)
       if (one.batch) Batches(db_).lock_open(*one.batch);
       EnqueueResult r = job_repository_detail::enqueue_one(db_, one.job);
       if (r.duplicate) {
