@@ -6,6 +6,7 @@
 #include <soci/soci.h>
 
 #include "core/errors.hpp"
+#include "db/dialects/flow_sql.hpp"
 #include "db/job_repository_detail.hpp"
 #include "db/row_reader.hpp"
 
@@ -14,96 +15,6 @@ namespace {
 
 using soci::into;
 using soci::use;
-
-struct BatchSql {
-  std::string insert;    // :sq :sp :fq :fp
-  std::string read;      // :id -> the columns of Batch, in its order
-  std::string lock;      // :id -> closed (0/1), the row locked for this transaction
-  std::string member;    // :job :id
-  std::string mark_job;  // :job
-  std::string grow;      // :id
-  std::string members;   // {ids} -> job_id, batch_id (not yet settled)
-  std::string settled;   // {ids}
-  std::string count;     // :n :d :f :c :id
-  std::string close;     // :id
-  std::string finish;    // :id
-  std::string callback;  // :job :id
-};
-
-BatchSql make_sql(Backend backend) {
-  std::string now, lock_suffix;
-  std::string (*ts)(const std::string&) = nullptr;
-  switch (backend) {
-    case Backend::postgresql:
-      now = "now()";
-      lock_suffix = " FOR UPDATE";
-      ts = [](const std::string& c) {
-        return "to_char((" + c + ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
-      };
-      break;
-    case Backend::mysql:
-      now = "NOW(6)";
-      lock_suffix = " FOR UPDATE";
-      ts = [](const std::string& c) { return "DATE_FORMAT(" + c + ", '%Y-%m-%dT%H:%i:%s.%fZ')"; };
-      break;
-    case Backend::sqlite:
-      now = "strftime('%Y-%m-%d %H:%M:%f', 'now')";
-      ts = [](const std::string& c) { return "strftime('%Y-%m-%dT%H:%M:%f000Z', " + c + ")"; };
-      break;
-  }
-  const bool pg = backend == Backend::postgresql;
-  auto n = [&](const char* name, const char* type) {
-    return pg ? "CAST(:" + std::string(name) + " AS " + type + ")" : ":" + std::string(name);
-  };
-  const std::string id = n("id", "bigint");
-  BatchSql s;
-  s.insert =
-      "INSERT INTO queuectl_batches (on_success_queue, on_success_payload, on_failure_queue,"
-      " on_failure_payload) VALUES (" +
-      n("sq", "text") + ", " + n("sp", "text") + ", " + n("fq", "text") + ", " + n("fp", "text") +
-      ")";
-  s.read =
-      "SELECT id, total, pending, done, failed, canceled, on_success_queue,"
-      " on_success_payload, on_failure_queue, on_failure_payload, callback_job_id, " +
-      ts("created_at") + ", " + ts("closed_at") + ", " + ts("finished_at") +
-      " FROM queuectl_batches WHERE id = " + id;
-  s.lock =
-      "SELECT CASE WHEN closed_at IS NULL THEN 0 ELSE 1 END FROM queuectl_batches WHERE id = " +
-      id + lock_suffix;
-  s.member = "INSERT INTO queuectl_batch_jobs (job_id, batch_id) VALUES (" + n("job", "bigint") +
-             ", " + id + ")";
-  s.mark_job = "UPDATE job_queue SET has_dependents = 1 WHERE id = " + n("job", "bigint");
-  s.grow = "UPDATE queuectl_batches SET total = total + 1, pending = pending + 1 WHERE id = " + id;
-  s.members =
-      "SELECT job_id, batch_id FROM queuectl_batch_jobs WHERE job_id IN ({ids}) AND settled = 0"
-      " ORDER BY batch_id, job_id";
-  s.settled = "UPDATE queuectl_batch_jobs SET settled = 1 WHERE job_id IN ({ids})";
-  s.count = "UPDATE queuectl_batches SET pending = pending - " + n("n", "integer") +
-            ", done = done + " + n("d", "integer") + ", failed = failed + " + n("f", "integer") +
-            ", canceled = canceled + " + n("c", "integer") + " WHERE id = " + id;
-  s.close = "UPDATE queuectl_batches SET closed_at = " + now + " WHERE id = " + id +
-            " AND closed_at IS NULL";
-  s.finish = "UPDATE queuectl_batches SET finished_at = " + now + " WHERE id = " + id +
-             " AND pending = 0 AND closed_at IS NOT NULL AND finished_at IS NULL";
-  s.callback =
-      "UPDATE queuectl_batches SET callback_job_id = " + n("job", "bigint") + " WHERE id = " + id;
-  return s;
-}
-
-const BatchSql& sql_for(Backend backend) {
-  static const BatchSql pg = make_sql(Backend::postgresql);
-  static const BatchSql my = make_sql(Backend::mysql);
-  static const BatchSql lite = make_sql(Backend::sqlite);
-  switch (backend) {
-    case Backend::postgresql:
-      return pg;
-    case Backend::mysql:
-      return my;
-    case Backend::sqlite:
-      break;
-  }
-  return lite;
-}
 
 long long run_on(soci::session& s, const std::string& sql, long long id, long long job = 0) {
   soci::statement st(s);
@@ -131,7 +42,7 @@ std::string callback_payload(const std::string& object, const Batch& b) {
 
 Batch Batches::create(const std::optional<BatchCallback>& on_success,
                       const std::optional<BatchCallback>& on_failure) {
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   std::optional<Batch> out;
   db_.transaction([&] {
     auto& s = db_.session();
@@ -154,7 +65,7 @@ Batch Batches::create(const std::optional<BatchCallback>& on_success,
 }
 
 std::optional<Batch> Batches::read(long long id) {
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   Batch b;
   long long bid = 0, total = 0, pending = 0, done = 0, failed = 0, canceled = 0, callback = 0;
   std::string sq, sp, fq, fp, created, closed, finished;
@@ -200,7 +111,7 @@ Batch Batches::get(std::int64_t id) {
 }
 
 Batch Batches::close(std::int64_t id) {
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   std::optional<Batch> out;
   db_.transaction([&] {
     auto& s = db_.session();
@@ -216,7 +127,7 @@ Batch Batches::close(std::int64_t id) {
 }
 
 void Batches::lock_open(std::int64_t id) {
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   long long bid = id;
   int closed = 0;
   soci::statement st = statement_once(db_.session(), q.lock, into(closed), use(bid, "id"));
@@ -229,7 +140,7 @@ void Batches::lock_open(std::int64_t id) {
 }
 
 void Batches::add_member(std::int64_t id, std::int64_t job) {
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   auto& s = db_.session();
   run_on(s, q.member, id, job);
   run_on(s, q.mark_job, 0, job);
@@ -238,7 +149,7 @@ void Batches::add_member(std::int64_t id, std::int64_t job) {
 
 void Batches::settle(std::vector<long long> jobs, MemberEnd end) {
   if (jobs.empty()) return;
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   auto& s = db_.session();
   std::sort(jobs.begin(), jobs.end());
   jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
@@ -278,7 +189,7 @@ void Batches::settle(std::vector<long long> jobs, MemberEnd end) {
 }
 
 void Batches::try_finish(long long id) {
-  const BatchSql& q = sql_for(db_.dialect().backend());
+  const BatchSql& q = batch_sql(db_.dialect().backend());
   auto& s = db_.session();
   if (run_on(s, q.finish, id) == 0) return;
   // This transaction finished the batch: its one callback.
