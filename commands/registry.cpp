@@ -11,15 +11,20 @@ struct CommandEntry {
 };
 
 const CommandEntry kCommands[] = {
-    {"Schema", setup_migrate},   {"Producing", setup_enqueue}, {"Producing", setup_cron},
-    {"Producing", setup_batch},  {"Consuming", setup_claim},   {"Consuming", setup_ack},
-    {"Consuming", setup_fail},   {"Consuming", setup_extend},  {"Consuming", setup_release},
-    {"Consuming", setup_work},   {"Inspecting", setup_show},   {"Inspecting", setup_list},
-    {"Inspecting", setup_stats}, {"Inspecting", setup_leases}, {"Inspecting", setup_groups},
-    {"Inspecting", setup_top},   {"Inspecting", setup_bench},  {"Operating", setup_retry},
-    {"Operating", setup_cancel}, {"Operating", setup_purge},   {"Operating", setup_move},
-    {"Operating", setup_pause},  {"Operating", setup_resume},  {"Operating", setup_queue},
-    {"Operating", setup_reap},   {"Operating", setup_lock},    {"", setup_help},
+    {"Schema", setup_migrate},    {"Producing", setup_enqueue},
+    {"Producing", setup_cron},    {"Producing", setup_batch},
+    {"Consuming", setup_claim},   {"Consuming", setup_ack},
+    {"Consuming", setup_fail},    {"Consuming", setup_extend},
+    {"Consuming", setup_release}, {"Consuming", setup_work},
+    {"Inspecting", setup_show},   {"Inspecting", setup_list},
+    {"Inspecting", setup_stats},  {"Inspecting", setup_leases},
+    {"Inspecting", setup_groups}, {"Inspecting", setup_top},
+    {"Inspecting", setup_bench},  {"Operating", setup_retry},
+    {"Operating", setup_cancel},  {"Operating", setup_purge},
+    {"Operating", setup_move},    {"Operating", setup_pause},
+    {"Operating", setup_resume},  {"Operating", setup_queue},
+    {"Operating", setup_reap},    {"Operating", setup_lock},
+    {"Operating", setup_keda},    {"", setup_help},
     {"", setup_complete},
 };
 

@@ -57,7 +57,7 @@ _queuectl_split() {
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
-_queuectl_commands="migrate enqueue cron batch claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock"
+_queuectl_commands="migrate enqueue cron batch claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock keda"
 
 # The subcommands of cron, in the order of `queuectl cron --help`.
 _queuectl_cron_commands="add remove pause resume list show trigger apply tick"
@@ -100,6 +100,7 @@ _queuectl_valued() {
         reap) v+=" --batch --older-than" ;;
         lock) v+=" --wait -E --conflict-exit-code" ;;
         bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
+        keda) v+=" --per-pod" ;;
     esac
     printf '%s\n' "$v"
 }
@@ -143,6 +144,7 @@ _queuectl_options() {
         reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
         lock) printf '%s' "--wait --print-key -E --conflict-exit-code" ;;
         bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
+        keda) printf '%s' "--per-pod --scaled-job" ;;
     esac
     # Global options are accepted after the subcommand too.
     printf ' %s\n' "$g"
@@ -318,7 +320,7 @@ _queuectl() {
                 [[ $cmd == resume ]] && which=paused-queues
                 ((npos == 0)) && list=$("$prog" "${dbargs[@]}" __complete $which 2>/dev/null </dev/null)
                 ;;
-            enqueue | claim | work | list | leases | groups | purge | queue | reap | stats)
+            enqueue | claim | work | list | leases | groups | purge | queue | reap | stats | keda)
                 if ((npos == 0)) || [[ $cmd == stats ]]; then
                     list=$("$prog" "${dbargs[@]}" __complete queues 2>/dev/null </dev/null)
                     if [[ $cmd == stats ]] && ((npos > 0)); then

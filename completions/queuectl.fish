@@ -63,6 +63,8 @@ function __queuectl_valued
             set -a v --wait
         case bench
             set -a v --strategy --clients --jobs --batch --work --duration
+        case keda
+            set -a v --per-pod
     end
     printf '%s\n' $v
 end
@@ -126,7 +128,7 @@ function __queuectl_wants_queue
     switch $s[1]
         case stats
             return 0
-        case enqueue claim work list leases groups purge pause resume queue reap
+        case enqueue claim work list leases groups purge pause resume queue reap keda
             test $s[2] -eq 0
         case cron
             test "$s[5]" = add -a $s[2] -eq 2
@@ -316,9 +318,10 @@ complete -c queuectl -n $needs_command -a resume -d 'Resume a paused queue'
 complete -c queuectl -n $needs_command -a queue -d 'Show or change a queue\'s settings (dead letters, limit, strict groups)'
 complete -c queuectl -n $needs_command -a reap -d 'Return jobs whose leases expired (for cron)'
 complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a database named lock'
+complete -c queuectl -n $needs_command -a keda -d 'Print a KEDA trigger (YAML) that scales the workers of a queue on Kubernetes'
 # help COMMAND (not in the list of queuectl --help)
 complete -c queuectl -n $needs_command -a help -d "Show the overview, or a command's help"
-complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock'
+complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock keda'
 
 # Queue names, "--" and the command run by work/lock.
 complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
@@ -444,6 +447,9 @@ complete -c queuectl -n '__fish_seen_subcommand_from bench' -l jobs -x -d 'Jobs 
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l batch -x -d 'Jobs per claim (1)'
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l work -x -d 'Simulated work per job, a sleep (20ms; 0 for none)'
 complete -c queuectl -n '__fish_seen_subcommand_from bench' -l duration -x -d 'Longest run per strategy (60s)'
+# keda
+complete -c queuectl -n '__fish_seen_subcommand_from keda' -l per-pod -x -d 'Jobs one pod takes: its work --concurrency, or with --scaled-job its --max-jobs (default 1)'
+complete -c queuectl -n '__fish_seen_subcommand_from keda' -l scaled-job -d 'For a ScaledJob (a Kubernetes Job per job) instead of a ScaledObject'
 # cron add, show, apply, tick
 complete -c queuectl -n '__queuectl_cron_sub add' -l tz -x -d 'IANA time zone of the schedule (default UTC)'
 complete -c queuectl -n '__queuectl_cron_sub add' -l misfire -x -a 'once skip all' -d 'Ticks missed while nothing fired: once (default), skip or all'

@@ -31,7 +31,8 @@
 #
 # PgBouncer (QUEUECTL_TEST_PGBOUNCER_URL, database queuectl_tx): the same database and
 # account through a pool in transaction mode with 4 server connections, as most
-# deployments run it; database queuectl_session is the same pool in session mode.
+# deployments run it; database queuectl_session is the same pool in session mode, and
+# queuectl_fleet a transaction pool of 8 server connections (the 32-worker test).
 #
 # Both servers listen only on 127.0.0.1 (plus their Unix sockets in DIR), on free
 # ports chosen at start. No system service is ever used. Servers are tuned for
@@ -467,12 +468,14 @@ pgb_start() {
   chmod 600 "$PGBDIR/userlist.txt"
   for ((i = 0; i < 3; i++)); do
     port=$(pick_port "$pg" "$(my_port)")
-    # One pooler, two pools of the same database: transaction mode (what most
-    # deployments run) and session mode.
+    # One pooler, three pools of the same database: transaction mode (what most
+    # deployments run), session mode, and a transaction pool of 8 server connections for
+    # a fleet of workers.
     cat >"$PGBDIR/pgbouncer.ini" <<INI
 [databases]
 queuectl_tx = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction
 queuectl_session = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=session
+queuectl_fleet = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction pool_size=8
 
 [pgbouncer]
 listen_addr = 127.0.0.1

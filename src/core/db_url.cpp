@@ -206,6 +206,11 @@ void check_param_value(Backend backend, const std::string& key, const std::strin
     for (const auto& c : choices->second) list += (list.empty() ? "" : ", ") + c;
     throw bad_url("query parameter '" + key + "' must be one of " + list + shown);
   }
+  if (key == "pooling" && value != "transaction" && value != "session" && value != "auto")
+    throw bad_url(
+        "query parameter 'pooling' must be transaction (a pooler such as PgBouncer in "
+        "transaction mode), session (session state is safe) or auto" +
+        shown);
   if (key == "hostaddr" && !is_ip_list(value))
     throw bad_url(
         "query parameter 'hostaddr' takes numeric IP addresses (a name goes in the "
@@ -302,6 +307,7 @@ DbUrl DbUrl::parse(std::string_view text) {
     static const std::set<std::string> keys = [] {
       std::set<std::string> all = libpq_keywords();
       for (const char* own : {"user", "port", "dbname", "replication"}) all.erase(own);
+      all.insert("pooling");  // queuectl's own (see Pooling), never given to libpq
       return all;
     }();
     return keys;
@@ -366,6 +372,14 @@ bool DbUrl::sqlite_no_create() const {
   return backend == Backend::sqlite && mode != params.end();  // ro or rw
 }
 
+Pooling DbUrl::pooling() const {
+  auto p = params.find("pooling");
+  if (backend != Backend::postgresql || p == params.end()) return Pooling::automatic;
+  if (p->second == "transaction") return Pooling::transaction;
+  if (p->second == "session") return Pooling::session;
+  return Pooling::automatic;
+}
+
 DbUrl DbUrl::with_connect_timeout(int seconds) const {
   DbUrl url = *this;
   switch (backend) {
@@ -411,7 +425,8 @@ std::string DbUrl::soci_connect_string() const {
       add("dbname", database);
       if (!user.empty()) add("user", user);
       if (password) add("password", *password);
-      for (const auto& [k, v] : params) add(k, v);
+      for (const auto& [k, v] : params)
+        if (k != "pooling") add(k, v);
       if (!params.count("connect_timeout")) add("connect_timeout", "10");
       if (!params.count("application_name")) add("application_name", "queuectl");
       return s;

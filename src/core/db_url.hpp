@@ -14,6 +14,16 @@ namespace queuectl {
 
 enum class Backend { sqlite, postgresql, mysql };
 
+// What stands between queuectl and a PostgreSQL server, from the URL's ?pooling=:
+// - automatic (no ?pooling=): found at connect; a pooler is noticed when the server
+//   process that answers is not the one libpq was told of (see Database::pooled);
+// - transaction (?pooling=transaction): a pooler in transaction mode, said by the user:
+//   no session state is set or relied on from the first round trip, named locks are lock
+//   rows, workers poll;
+// - session (?pooling=session): session state is safe (no pooler, or one in session
+//   mode): LISTEN and advisory locks are used even where a pooler was noticed.
+enum class Pooling { automatic, transaction, session };
+
 std::string_view backend_name(Backend b);
 
 struct DbUrl {
@@ -48,6 +58,9 @@ struct DbUrl {
   bool sqlite_read_only() const;
   // An SQLite URL with ?mode=rw: the file is never created, not even by `migrate`.
   bool sqlite_no_create() const;
+
+  // ?pooling= (PostgreSQL only; never given to libpq).
+  Pooling pooling() const;
 
   // A copy that gives up connecting after about `seconds` (PostgreSQL's libpq waits at
   // least 2 s per host; on MySQL each read waits as long), whatever the URL says: for

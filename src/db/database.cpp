@@ -71,7 +71,9 @@ Database::Database(const DbUrl& url, CreateFile create, Access access)
     session_.open(factory, url.soci_connect_string());
     opened = true;
     dialect_->check_engine(session_, access == Access::write);
-    pooled_ = dialect_->configure_session(session_);
+    const Pooling pooling = url.pooling();
+    const bool detected = dialect_->configure_session(session_, pooling == Pooling::transaction);
+    pooled_ = pooling == Pooling::automatic ? detected : pooling == Pooling::transaction;
   } catch (const UsageError& e) {
     throw UsageError("cannot use " + url.redacted() + ": " + e.what());
   } catch (const soci::soci_error& e) {
@@ -102,7 +104,10 @@ NamedLockKind Database::named_lock_kind() {
   if (!force.empty() && force != "row" && force != "auto")
     throw UsageError("QUEUECTL_NAMED_LOCKS must be row or auto, not '" + force + "'");
   NamedLockKind kind = NamedLockKind::row;
-  if (dialect_->session_locks() && force != "row") {
+  // Told of a transaction pooler: lock rows, which hold no server connection for as long
+  // as the lock is held (a small pool would lose one per running `lock`).
+  const bool pooler_said = url_.pooling() == Pooling::transaction;
+  if (dialect_->session_locks() && force != "row" && !pooler_said) {
     bool cluster_wide = true;
     retrying([&] { cluster_wide = dialect_->session_locks_cluster_wide(session_); });
     if (cluster_wide) kind = NamedLockKind::session;

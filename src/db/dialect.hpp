@@ -69,7 +69,10 @@ class Dialect {
   // connection was opened to). A pooler in transaction mode hands the server session to
   // other clients between transactions, so then no session state is relied on: see
   // begin_pooled, NamedLockStatements::in_transaction, and the worker's LISTEN.
-  virtual bool configure_session(soci::session& session) const = 0;
+  // `leave_no_state`: the user said the connection goes through a pooler in transaction
+  // mode (?pooling=transaction): set nothing that would stay behind on the server session
+  // for the pooler's next client.
+  virtual bool configure_session(soci::session& session, bool leave_no_state) const = 0;
   // How long one statement of this session may wait for another session's lock (a row, a
   // table, SQLite's write lock) before it fails as contention, which Database retries a
   // bounded number of times: no command waits forever behind someone's open transaction.

@@ -144,7 +144,11 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
       optimistic = false;  // rolled back: nothing of it was written
     }
   }
-  if (statements == 1)
+  // One statement is atomic on its own; behind a pooler it still takes a transaction, the
+  // only place its lock wait can be set (set_config(..., true)): in autocommit it would run
+  // with whatever the server session has, maybe no limit, and a worker told to stop could
+  // hang on a locked row.
+  if (statements == 1 && !db_.pooled())
     db_.retrying(work);
   else
     db_.transaction(work);

@@ -44,7 +44,8 @@ inline bool lock_rows_forced() {
   return v && std::string(v) == "row";
 }
 inline bool uses_lock_rows() {
-  return is_sqlite() || lock_rows_forced();
+  // Through PgBouncer the URL says ?pooling=transaction, which chooses lock rows.
+  return is_sqlite() || lock_rows_forced() || through_pooler();
 }
 
 // RFC 3339 UTC with microseconds, as DESIGN.md prints every time.

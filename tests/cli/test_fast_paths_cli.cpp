@@ -114,7 +114,7 @@ namespace queuectl::testing::cli {
 // writes still waits for the whole input, and bad input still writes nothing. (PostgreSQL:
 // the server lists the waiting connection under the application_name of the URL.)
 TEST_CASE("cli: ack --from connects while its input is still coming (PostgreSQL)" *
-          doctest::skip(backend_under_test() != Backend::postgresql)) {
+          doctest::skip(backend_under_test() != Backend::postgresql || through_pooler())) {
   FreshDatabase fixture;
   TempDir dir;
   Cleanup cleanup;

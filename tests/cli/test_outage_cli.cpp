@@ -81,7 +81,7 @@ int count_of(const std::string& text, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("cli: outage: work tells a lost database once, and once when it is back" *
-          doctest::skip(!is_postgresql() && !is_mysql())) {
+          doctest::skip((!is_postgresql() && !is_mysql()) || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   OutageRole outage(fixture.db());
@@ -125,7 +125,7 @@ TEST_CASE("cli: outage: work tells a lost database once, and once when it is bac
 // longer be confirmed is stopped before the lease ends, and says so, not "lease lost".
 // Before, the heartbeat wrote "giving the job up" and then the same job was "done".
 TEST_CASE("cli: outage: each job's lines are a true account of it" *
-          doctest::skip(!is_postgresql() && !is_mysql())) {
+          doctest::skip((!is_postgresql() && !is_mysql()) || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   OutageRole outage(fixture.db());
@@ -190,7 +190,7 @@ namespace queuectl::testing::cli {
 // not answer, and once it is back the frames carry on with fresh data (a queue that
 // appeared meanwhile), with no trouble line. Before, top exited 75 at once.
 TEST_CASE("cli: outage: top stays up, says the database does not answer, and carries on" *
-          doctest::skip(!is_postgresql() && !is_mysql())) {
+          doctest::skip((!is_postgresql() && !is_mysql()) || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   OutageRole outage(fixture.db());

@@ -12,7 +12,7 @@
 namespace queuectl::testing::cli {
 
 TEST_CASE("cli: work: PostgreSQL terminating the worker's connections prints no raw FATAL line" *
-          doctest::skip(backend_under_test() != Backend::postgresql)) {
+          doctest::skip(backend_under_test() != Backend::postgresql || through_pooler())) {
   FreshDatabase fixture;
   TempDir dir;
   Cleanup cleanup;

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "cli/fault_helpers.hpp"
 #include "db/migrations.hpp"
@@ -33,7 +36,7 @@ const char* const kPools[] = {"queuectl_tx", "queuectl_session"};
 TEST_CASE(
     "cli: lock behind PgBouncer: while one holds a name, the next exits 5 and its "
     "command never runs, 50 rounds per pool mode" *
-    doctest::skip(!is_postgresql() || lock_rows_forced())) {
+    doctest::skip(!is_postgresql() || lock_rows_forced() || through_pooler())) {
   FreshDatabase fixture;
   for (const char* pool : kPools) {
     const std::string url = pooled_url(pool);
@@ -63,7 +66,7 @@ TEST_CASE(
 TEST_CASE(
     "cli: lock behind PgBouncer: two started together never both run, 20 rounds per "
     "pool mode" *
-    doctest::skip(!is_postgresql() || lock_rows_forced())) {
+    doctest::skip(!is_postgresql() || lock_rows_forced() || through_pooler())) {
   FreshDatabase fixture;
   for (const char* pool : kPools) {
     const std::string url = pooled_url(pool);
@@ -99,7 +102,7 @@ TEST_CASE(
 TEST_CASE(
     "cli: behind PgBouncer in transaction mode: an application's own advisory lock "
     "and the reaper's lock still exclude" *
-    doctest::skip(!is_postgresql() || lock_rows_forced())) {
+    doctest::skip(!is_postgresql() || lock_rows_forced() || through_pooler())) {
   FreshDatabase fixture;
   const std::string url = pooled_url("queuectl_tx");
   TempDir dir;
@@ -137,7 +140,7 @@ TEST_CASE(
 TEST_CASE(
     "cli: behind PgBouncer in transaction mode: claims and acks with a result from four "
     "clients at once all succeed" *
-    doctest::skip(!is_postgresql())) {
+    doctest::skip(!is_postgresql() || through_pooler())) {
   FreshDatabase fixture;
   const std::string url = pooled_url("queuectl_tx");
   enqueue_many(url, "acks", 60);
@@ -168,7 +171,7 @@ TEST_CASE(
 TEST_CASE(
     "cli: behind PgBouncer in transaction mode: migrate runs at once take turns; "
     "workers poll instead of trusting LISTEN" *
-    doctest::skip(!is_postgresql())) {
+    doctest::skip(!is_postgresql() || through_pooler())) {
   FreshDatabase fixture;
   const std::string url = pooled_url("queuectl_tx");
   const std::size_t versions = migrations_for(Backend::postgresql).size();
@@ -205,6 +208,148 @@ TEST_CASE(
   INFO(dump(direct));
   REQUIRE(direct.exit_code == 0);
   CHECK_FALSE(contains(direct.err, "pooler"));
+}
+
+namespace {
+
+// What `SHOW lock_timeout` answers to a new client of the transaction pool: PgBouncer hands
+// it the server session used last (it reuses them last in, first out), so this sees what
+// the previous client left behind there.
+std::string pool_lock_timeout(const std::string& raw_url) {
+  RunResult r = run_process({"psql", "-X", "-At", raw_url, "-c", "SHOW lock_timeout"});
+  REQUIRE_MESSAGE(r.exit_code == 0, dump(r));
+  std::string v = r.out;
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+  return v;
+}
+
+void reset_pool_lock_timeout(const std::string& raw_url) {
+  RunResult r = run_process({"psql", "-X", "-q", raw_url, "-c", "RESET lock_timeout"});
+  REQUIRE_MESSAGE(r.exit_code == 0, dump(r));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "cli: ?pooling=: without it a session setting stays behind for the pool's next client; "
+    "?pooling=transaction leaves none" *
+    doctest::skip(!is_postgresql() || through_pooler())) {
+  FreshDatabase fixture;
+  const std::string raw = pooled_url("queuectl_tx");
+  reset_pool_lock_timeout(raw);
+  REQUIRE(pool_lock_timeout(raw) == "0");
+  // Told that session state is safe (as it is without a pooler), queuectl sets its lock
+  // wait for the session: the next client of the pool, someone else's application, inherits
+  // it. (Found on its own, the pooler is noticed by that same first round trip: the same.)
+  ok(raw + "?pooling=session", {"stats"});
+  CHECK(pool_lock_timeout(raw) != "0");
+  reset_pool_lock_timeout(raw);
+  REQUIRE(pool_lock_timeout(raw) == "0");
+  ok(raw, {"stats"});
+  CHECK(pool_lock_timeout(raw) != "0");
+  reset_pool_lock_timeout(raw);
+  // Told of the pooler, it sets nothing that outlives its transactions, and still works.
+  enqueue_many(raw + "?pooling=transaction", "said", 3);
+  RunResult work = queuectl(raw + "?pooling=transaction",
+                            {"-o", "json", "work", "said", "--drain", "--", "true"});
+  INFO(dump(work));
+  REQUIRE(work.exit_code == 0);
+  CHECK(parse(work.out)["done"] == 3);
+  CHECK(contains(work.err, "goes through a pooler"));
+  CHECK(pool_lock_timeout(raw) == "0");
+}
+
+TEST_CASE(
+    "cli: ?pooling=transaction: lock and the reaper hold a lock row, no advisory lock and "
+    "no server connection" *
+    doctest::skip(!is_postgresql() || lock_rows_forced() || through_pooler())) {
+  FreshDatabase fixture;
+  const std::string url = pooled_url("queuectl_tx") + "?pooling=transaction";
+  TempDir dir;
+  Cleanup cleanup;
+  const int holder = hold_lock(url, "nightly", dir.path(), dir.path() + "/go", cleanup);
+  // Held by a row, not by a transaction kept open on one of the pool's 4 server sessions.
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM queuectl_locks WHERE name = 'nightly'") == 1);
+  CHECK(scalar(fixture.db(),
+               "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+               "((classid::bigint << 32) | objid::bigint) = hashtextextended('nightly', 0)") == 0);
+  CHECK(scalar(fixture.db(),
+               "SELECT COUNT(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'") ==
+        0);
+  check_error(queuectl(url, {"lock", "nightly", "--", "true"}), 5, "held by someone else");
+  touch(dir.path() + "/go");
+  CHECK(wait_child(cleanup, holder) == 0);
+  CHECK(queuectl(url, {"lock", "nightly", "--", "true"}).exit_code == 0);
+}
+
+TEST_CASE("cli: ?pooling= takes transaction, session or auto, on PostgreSQL URLs only") {
+  check_usage_error(queuectl("postgresql://u@127.0.0.1/db?pooling=yes", {"stats"}),
+                    "query parameter 'pooling' must be transaction");
+  check_usage_error(queuectl("mysql://u@127.0.0.1/db?pooling=transaction", {"stats"}),
+                    "unknown query parameter 'pooling'");
+}
+
+// The fleet: 32 `work` processes through a pool of 8 server connections
+// (queuectl_fleet in scripts/test-servers.sh) drain 5,000 jobs while workers are killed
+// with SIGKILL and replaced. Each run of a job holds an flock on a file of its id for as
+// long as it runs (the kernel drops it when the process dies): a run that finds it held
+// ran while another run of the same job was still going.
+TEST_CASE("slow: pooler fleet: 32 workers on 8 server connections, SIGKILLs, 5,000 jobs" *
+          doctest::skip(!is_postgresql() || through_pooler())) {
+  FreshDatabase fixture;
+  const std::string url = pooled_url("queuectl_fleet") + "?pooling=transaction";
+  constexpr int kJobs = 5000;
+  enqueue_many(url, "fleet", kJobs);
+  TempDir dir;
+  Cleanup cleanup;
+  std::filesystem::create_directories(dir.path() + "/locks");
+  const std::string ledger = dir.path() + "/ledger";
+  const std::string script =
+      "exec 9>'" + dir.path() +
+      "/locks/'$QUEUECTL_JOB_ID; flock -n 9 || echo \"D $QUEUECTL_JOB_ID\" >> '" + ledger +
+      "'; echo \"S $QUEUECTL_JOB_ID\" >> '" + ledger + "'; sleep 0.0$((QUEUECTL_JOB_ID % 4))";
+  int started = 0;
+  auto start_worker = [&] {
+    return cleanup.child(spawn_queuectl(
+        url,
+        {"work", "fleet", "--lease", "3s", "--poll-interval", "250ms", "--", "sh", "-c", script},
+        dir.path() + "/w" + std::to_string(started++) + ".log"));
+  };
+  std::vector<int> workers;
+  for (int i = 0; i < 32; ++i) workers.push_back(start_worker());
+  for (int k = 0; k < 8; ++k) {
+    sleep_ms(1500);
+    const std::size_t victim = static_cast<std::size_t>(k * 5) % workers.size();
+    kill(workers[victim], SIGKILL);
+    wait_child(cleanup, workers[victim]);
+    workers[victim] = start_worker();
+  }
+  auto done = [&] {
+    return scalar(fixture.db(),
+                  "SELECT COUNT(*) FROM job_queue WHERE queue = 'fleet' AND status = 2");
+  };
+  const bool drained = wait_until([&] { return done() == kJobs; }, 300000, 1000);
+  for (int pid : workers) kill(pid, SIGTERM);
+  for (int pid : workers) wait_child(cleanup, pid);
+  INFO("done: " << done() << " of " << kJobs);
+  REQUIRE(drained);
+  std::map<std::int64_t, int> runs;
+  int doubles = 0;
+  for (const std::string& line : read_lines(ledger)) {
+    std::istringstream in(line);
+    std::string tag;
+    std::int64_t id = 0;
+    in >> tag >> id;
+    if (tag == "D") ++doubles;
+    if (tag == "S") ++runs[id];
+  }
+  // 0 lost: every job done, and each ran; 0 claimed twice at once.
+  CHECK(runs.size() == static_cast<std::size_t>(kJobs));
+  CHECK(doubles == 0);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'fleet'") == kJobs);
+  int again = 0;
+  for (const auto& [id, n] : runs) again += n > 1;
+  MESSAGE("jobs run again after a worker was killed: " << again);
 }
 
 }  // namespace queuectl::testing::cli

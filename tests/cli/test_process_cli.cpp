@@ -281,7 +281,7 @@ TEST_CASE("cli: process: helper threads block queuectl's signals; commands start
 // for the heartbeat and, on PostgreSQL, one that LISTENs. The connection opened to check
 // the schema is the one handed on, not a fourth.
 TEST_CASE("cli: process: lock holds one connection, work one each to claim, beat and listen" *
-          doctest::skip(backend_under_test() == Backend::sqlite)) {
+          doctest::skip(backend_under_test() == Backend::sqlite || through_pooler())) {
   FreshDatabase fixture;
   TempDir dir;
   Cleanup cleanup;

@@ -54,7 +54,7 @@ std::string joined(const std::vector<std::string>& lines) {
 }  // namespace
 
 TEST_CASE("cli: a one-job claim and ack send at most their counted statements (PostgreSQL)" *
-          doctest::skip(backend_under_test() != Backend::postgresql)) {
+          doctest::skip(backend_under_test() != Backend::postgresql || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   soci::session& s = fixture.db().session();

@@ -98,7 +98,7 @@ class Application {
 }  // namespace
 
 TEST_CASE("cli: lock: a lock an application holds with its own SQL makes `queuectl lock` exit 5" *
-          doctest::skip(lock_rows_forced())) {
+          doctest::skip(lock_rows_forced() || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   TempDir dir;
@@ -124,7 +124,7 @@ TEST_CASE("cli: lock: a lock an application holds with its own SQL makes `queuec
 }
 
 TEST_CASE("cli: lock: while `queuectl lock` holds a name, an application cannot take it" *
-          doctest::skip(lock_rows_forced())) {
+          doctest::skip(lock_rows_forced() || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   Application app(fixture);
@@ -178,7 +178,7 @@ TEST_CASE("cli: lock: a name the server refuses is locked under the stand-in --p
 }
 
 TEST_CASE("cli: lock --print-key prints what the database locks for a name" *
-          doctest::skip(lock_rows_forced())) {
+          doctest::skip(lock_rows_forced() || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   for (const std::string& name : shared_names()) {

@@ -49,7 +49,8 @@ inline bool lock_rows_forced() {
   return v && std::string(v) == "row";
 }
 inline bool uses_lock_rows() {
-  return is_sqlite() || lock_rows_forced();
+  // Through PgBouncer the URL says ?pooling=transaction, which chooses lock rows.
+  return is_sqlite() || lock_rows_forced() || through_pooler();
 }
 inline bool is_postgresql() {
   return backend_under_test() == Backend::postgresql;

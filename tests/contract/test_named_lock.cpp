@@ -7,7 +7,9 @@
 
 namespace queuectl::testing::contract {
 
-TEST_CASE("named lock: the kind is lock rows on SQLite and when forced, session locks else") {
+TEST_CASE(
+    "named lock: the kind is lock rows on SQLite, when forced and behind ?pooling=transaction, "
+    "session locks else") {
   FreshDatabase fx;
   CHECK(fx.db().named_lock_kind() ==
         (uses_lock_rows() ? NamedLockKind::row : NamedLockKind::session));

@@ -23,7 +23,33 @@ Backend backend_under_test() {
   std::exit(2);
 }
 
+bool through_pooler() {
+  static const bool via = [] {
+    const char* v = std::getenv("QUEUECTL_TEST_VIA");
+    const std::string name = v ? v : "";
+    if (name.empty()) return false;
+    if (name == "pgbouncer" && backend_under_test() == Backend::postgresql) return true;
+    std::fprintf(stderr,
+                 "QUEUECTL_TEST_VIA=%s: only pgbouncer, with QUEUECTL_TEST_BACKEND=postgresql\n",
+                 name.c_str());
+    std::exit(2);
+  }();
+  return via;
+}
+
 std::string base_url() {
+  if (through_pooler()) {
+    const char* url = std::getenv("QUEUECTL_TEST_PGBOUNCER_URL");
+    if (!url || !*url)
+      throw std::runtime_error(
+          "QUEUECTL_TEST_PGBOUNCER_URL is not set: run the tests through scripts/test.sh, "
+          "which starts PgBouncer");
+    return std::string(url) + "?pooling=transaction";
+  }
+  return direct_url();
+}
+
+std::string direct_url() {
   Backend b = backend_under_test();
   if (b == Backend::sqlite) return "";
   const char* var = b == Backend::postgresql ? "QUEUECTL_TEST_PG_URL" : "QUEUECTL_TEST_MYSQL_URL";

@@ -17,6 +17,15 @@ Backend backend_under_test();
 // Fails the test (throws) when a server URL is missing.
 std::string base_url();
 
+// This run goes through PgBouncer in transaction mode (QUEUECTL_TEST_VIA=pgbouncer, with
+// QUEUECTL_TEST_BACKEND=postgresql): base_url() is then QUEUECTL_TEST_PGBOUNCER_URL with
+// ?pooling=transaction. Test cases that cannot apply behind such a pooler (LISTEN/NOTIFY
+// wake-ups, a server stopped or its sessions killed by pid, advisory locks shared with an
+// application) skip on it.
+bool through_pooler();
+// The server's own URL (QUEUECTL_TEST_PG_URL / QUEUECTL_TEST_MYSQL_URL), past any pooler.
+std::string direct_url();
+
 // A fresh schema: drops the queue tables, migrates, and drops them again at the end.
 // For SQLite, a new database file each time.
 class FreshDatabase {

@@ -160,7 +160,8 @@ class MysqlDialect final : public Dialect {
 
   // (ProxySQL, MySQL's common pooler, notices session state and keeps such a connection to
   // one server session by itself: nothing to detect here.)
-  bool configure_session(soci::session& session) const override {
+  bool configure_session(soci::session& session, bool leave_no_state) const override {
+    (void)leave_no_state;  // ?pooling= is PostgreSQL's only
     // The client library leaves its socket inheritable: a command run by `lock` or `work`
     // would keep queuectl's connection (and a named lock on it) open after queuectl exits.
     MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;

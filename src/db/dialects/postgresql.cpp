@@ -169,8 +169,20 @@ class PostgresqlDialect final : public Dialect {
   // The same round trip reads the server process's id. libpq was told another at connect
   // (BackendKeyData) when a pooler answered in the server's place: PgBouncer, Odyssey and
   // PgCat make up their own. Then the connection is pooled.
-  bool configure_session(soci::session& session) const override {
+  //
+  // Told of a pooler in transaction mode (leave_no_state), only TimeZone is set, which
+  // PgBouncer keeps per client and sets again on each server session it hands over; the
+  // rest is set by each write transaction for itself (begin_pooled), and statements outside
+  // a transaction run with the server's defaults for the role.
+  bool configure_session(soci::session& session, bool leave_no_state) const override {
     route_server_notices(native(session));  // not raw on stderr: see pg_notices.hpp
+    if (leave_no_state) {
+      std::string ignored;
+      long long server_pid = 0;
+      session << "SELECT set_config('TimeZone', 'UTC', false), pg_backend_pid()",
+          soci::into(ignored), soci::into(server_pid);
+      return true;
+    }
     std::string lock_wait = std::to_string(kLockWait.count()) + "ms";
     std::string ignored;
     long long server_pid = 0;
@@ -188,8 +200,9 @@ class PostgresqlDialect final : public Dialect {
     std::string value = std::to_string(lock_wait.count()) + "ms";
     std::string ignored;
     try {
-      session << "SELECT set_config('lock_timeout', :value, true)", soci::use(value, "value"),
-          soci::into(ignored);
+      session << "SELECT concat(set_config('lock_timeout', :value, true),"
+                 " set_config('client_min_messages', 'warning', true))",
+          soci::use(value, "value"), soci::into(ignored);
     } catch (...) {
       // Not left open: the caller's rollback covers only what follows begin.
       try {

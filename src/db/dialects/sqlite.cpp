@@ -84,7 +84,8 @@ class SqliteDialect final : public Dialect {
   // without its busy handler, when another connection holds it meanwhile: two processes
   // opening one new file together (two `migrate` runs of a deploy) failed so in 24 of 80
   // rounds. The switch is tried again, every 10 ms, for as long as the busy timeout.
-  bool configure_session(soci::session& session) const override {
+  bool configure_session(soci::session& session, bool leave_no_state) const override {
+    (void)leave_no_state;  // ?pooling= is PostgreSQL's only
     set_lock_wait(session, kLockWait);
     const auto deadline = std::chrono::steady_clock::now() + kLockWait;
     for (;;) {
