@@ -70,7 +70,7 @@ fleet() {  # URL -> jobs/s
 }
 floor() {
   local t0; t0=$(now)
-  local bin; bin=$(command -v true)  # the program, not the shell's builtin
+  local bin; bin=$(type -P true)  # the program, not the shell's builtin
   for ((i = 0; i < N; i++)); do "$bin"; done
   rate "$t0" "$(now)"
 }
