@@ -31,8 +31,10 @@
 #
 # PgBouncer (QUEUECTL_TEST_PGBOUNCER_URL, database queuectl_tx): the same database and
 # account through a pool in transaction mode with 4 server connections, as most
-# deployments run it; database queuectl_session is the same pool in session mode, and
-# queuectl_fleet a transaction pool of 8 server connections (the 32-worker test).
+# deployments run it; database queuectl_session is the same pool in session mode,
+# queuectl_fleet a transaction pool of 8 server connections (the 32-worker test),
+# queuectl_suite the transaction pool the suites run through (ctest *_pgbouncer) and
+# queuectl_one a transaction pool of one server connection.
 #
 # Both servers listen only on 127.0.0.1 (plus their Unix sockets in DIR), on free
 # ports chosen at start. No system service is ever used. Servers are tuned for
@@ -468,14 +470,18 @@ pgb_start() {
   chmod 600 "$PGBDIR/userlist.txt"
   for ((i = 0; i < 3; i++)); do
     port=$(pick_port "$pg" "$(my_port)")
-    # One pooler, three pools of the same database: transaction mode (what most
-    # deployments run), session mode, and a transaction pool of 8 server connections for
-    # a fleet of workers.
+    # One pooler, pools of the same database: transaction mode (what most deployments
+    # run), session mode, a transaction pool of 8 server connections for a fleet of
+    # workers, one for the suites run through the pooler (so that no other test leaves
+    # session state on its server sessions), and one of a single server session (whose next
+    # client is certain to get what the last one left).
     cat >"$PGBDIR/pgbouncer.ini" <<INI
 [databases]
 queuectl_tx = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction
 queuectl_session = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=session
 queuectl_fleet = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction pool_size=8
+queuectl_suite = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction
+queuectl_one = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction pool_size=1
 
 [pgbouncer]
 listen_addr = 127.0.0.1

@@ -44,7 +44,11 @@ std::string base_url() {
       throw std::runtime_error(
           "QUEUECTL_TEST_PGBOUNCER_URL is not set: run the tests through scripts/test.sh, "
           "which starts PgBouncer");
-    return std::string(url) + "?pooling=transaction";
+    // The pool of its own (queuectl_suite), whose server sessions no test in auto or
+    // session mode has set anything on.
+    std::string u = url;
+    u = u.substr(0, u.rfind('/') + 1) + "queuectl_suite";
+    return u + "?pooling=transaction";
   }
   return direct_url();
 }

@@ -18,7 +18,8 @@ Backend backend_under_test();
 std::string base_url();
 
 // This run goes through PgBouncer in transaction mode (QUEUECTL_TEST_VIA=pgbouncer, with
-// QUEUECTL_TEST_BACKEND=postgresql): base_url() is then QUEUECTL_TEST_PGBOUNCER_URL with
+// QUEUECTL_TEST_BACKEND=postgresql): base_url() is then PgBouncer's pool queuectl_suite
+// (QUEUECTL_TEST_PGBOUNCER_URL's server, see scripts/test-servers.sh) with
 // ?pooling=transaction. Test cases that cannot apply behind such a pooler (LISTEN/NOTIFY
 // wake-ups, a server stopped or its sessions killed by pid, advisory locks shared with an
 // application) skip on it.

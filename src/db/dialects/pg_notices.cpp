@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <string_view>
 #include <utility>
 
 #include "db/driver.hpp"
@@ -26,8 +27,15 @@ std::function<void(const std::string&)>& notice_log() {
 }
 
 // libpq's notice receiver: the severity and the primary message, on one line.
+// Below WARNING (NOTICE, INFO, LOG, DEBUGn) nothing is shown: what client_min_messages =
+// warning keeps off the connection when it can be set for the session, which it cannot
+// behind a pooler in transaction mode (CREATE TABLE IF NOT EXISTS ... skipping).
 void receive_notice(void*, const PGresult* result) {
   const PostgresqlDriver& pq = postgresql_driver();
+  if (const char* level = pq.result_error_field(result, PG_DIAG_SEVERITY_NONLOCALIZED)) {
+    const std::string_view l = level;
+    if (l == "NOTICE" || l == "INFO" || l == "LOG" || l.substr(0, 5) == "DEBUG") return;
+  }
   const char* severity = pq.result_error_field(result, PG_DIAG_SEVERITY);
   const char* primary = pq.result_error_field(result, PG_DIAG_MESSAGE_PRIMARY);
   std::string message = primary ? primary : pq.result_error_message(result);
