@@ -151,6 +151,13 @@ void run_keda(Context& ctx, const KedaOptions& o) {
                 "# No password here: KEDA reads it from " + std::string(kPasswordVariable) +
                     " in the container it scales",
                 "# (set it from a Secret; queuectl reads the same variable)."});
+  // KEDA's PostgreSQL driver (pgx) prepares its statements by name, which a transaction
+  // pooler carries from one transaction to the next only from PgBouncer 1.21 on.
+  if (url.pooling() == Pooling::transaction)
+    lines.insert(lines.end(),
+                 {"# The URL goes through a pooler in transaction mode (?pooling=transaction):",
+                  "# KEDA's driver prepares statements by name, which needs PgBouncer 1.21 or",
+                  "# later with max_prepared_statements set; or name the server's own host."});
   if (o.scaled_job) lines.insert(lines.end(), {"scalingStrategy:", "  strategy: accurate"});
   lines.insert(lines.end(), {"triggers:", "  - type: " + scaler->type, "    metadata:"});
   for (const Setting& s : settings) {

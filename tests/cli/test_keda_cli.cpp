@@ -289,6 +289,14 @@ TEST_CASE("cli: keda: the trigger has the URL's connection and never its passwor
     CHECK_FALSE(contains(r.out, "sslmode"));
     CHECK(contains(r.out, "FORCE INDEX (ix_job_queue_claim)"));
   }
+  SUBCASE("a URL through a transaction pooler") {
+    RunResult pooled =
+        ok("postgresql://app@pgbouncer:6432/jobs?pooling=transaction", {"keda", "q"});
+    CHECK(contains(pooled.out, "needs PgBouncer 1.21 or"));
+    CHECK(contains(pooled.out, "      port: \"6432\"\n"));
+    RunResult direct = ok("postgresql://app@db:5432/jobs", {"keda", "q"});
+    CHECK_FALSE(contains(direct.out, "PgBouncer"));
+  }
   SUBCASE("hosts KEDA cannot reach as written, and several hosts") {
     RunResult local = ok("postgresql://app@localhost/jobs", {"keda", "work"});
     CHECK(contains(local.out, "      # host: KEDA connects from its own pod"));
