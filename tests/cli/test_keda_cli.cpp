@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/fault_helpers.hpp"
+#include "support/row_text.hpp"
 
 namespace queuectl::testing::cli {
 namespace {
@@ -38,24 +39,6 @@ std::string yaml_query(const std::string& yaml) {
   return out;
 }
 
-std::string cell(const soci::row& r, std::size_t i) {
-  if (r.get_indicator(i) == soci::i_null) return "NULL";
-  switch (r.get_properties(i).get_data_type()) {
-    case soci::dt_string:
-      return r.get<std::string>(i);
-    case soci::dt_integer:
-      return std::to_string(r.get<int>(i));
-    case soci::dt_long_long:
-      return std::to_string(r.get<long long>(i));
-    case soci::dt_unsigned_long_long:
-      return std::to_string(r.get<unsigned long long>(i));
-    case soci::dt_double:
-      return std::to_string(r.get<double>(i));
-    default:
-      return "?";
-  }
-}
-
 // What EXPLAIN said: its text, and (MySQL/MariaDB) the access type and key of each row that
 // reads job_queue.
 struct Plan {
@@ -74,7 +57,7 @@ Plan explain(Database& db, const std::string& sql) {
   for (bool got = st.execute(true); got; got = st.fetch()) {
     std::string table, type, key;
     for (std::size_t i = 0; i < r.size(); ++i) {
-      const std::string value = cell(r, i);
+      const std::string value = cell_text(r, i);
       plan.text += (i ? " | " : "") + value;
       const std::string name = r.get_properties(i).get_name();
       if (name == "table") table = value;

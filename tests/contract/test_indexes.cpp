@@ -3,6 +3,7 @@
 // query must name its index. The statements are written out here, mirroring the
 // dialects; a second test EXPLAINs the dialects' own statements with bound values.
 #include "contract/contract_helpers.hpp"
+#include "support/row_text.hpp"
 
 #include <sstream>
 #include <variant>
@@ -38,24 +39,6 @@ std::string explain_keyword() {
   return "EXPLAIN ";
 }
 
-std::string cell(const soci::row& r, std::size_t i) {
-  if (r.get_indicator(i) == soci::i_null) return "NULL";
-  switch (r.get_properties(i).get_data_type()) {
-    case soci::dt_string:
-      return r.get<std::string>(i);
-    case soci::dt_integer:
-      return std::to_string(r.get<int>(i));
-    case soci::dt_long_long:
-      return std::to_string(r.get<long long>(i));
-    case soci::dt_unsigned_long_long:
-      return std::to_string(r.get<unsigned long long>(i));
-    case soci::dt_double:
-      return std::to_string(r.get<double>(i));
-    default:
-      return "?";
-  }
-}
-
 // Runs EXPLAIN of `sql` with the binds `bind(statement&)` adds.
 template <typename Bind>
 Plan explain(Database& db, const std::string& sql, Bind bind) {
@@ -70,7 +53,7 @@ Plan explain(Database& db, const std::string& sql, Bind bind) {
   for (bool got = st.execute(true); got; got = st.fetch()) {
     std::string table, key, rows;
     for (std::size_t i = 0; i < r.size(); ++i) {
-      std::string value = cell(r, i);
+      std::string value = cell_text(r, i);
       plan.text += (i ? " | " : "") + value;
       const std::string name = r.get_properties(i).get_name();
       if (name == "table") table = value;
