@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/row_reader.hpp"
 #include "support/fixture.hpp"
 #include "support/process.hpp"
 
@@ -122,9 +123,9 @@ inline std::string table_text(FreshDatabase& fixture, const std::string& table,
   std::vector<soci::indicator> nulls(columns.size());
   soci::statement st(fixture.db().session());
   for (std::size_t i = 0; i < columns.size(); ++i) st.exchange(soci::into(values[i], nulls[i]));
-  st.alloc();
-  st.prepare(sql);
-  st.define_and_bind();
+  // Unnamed: through PgBouncer a statement prepared by name may stay on a server session
+  // that another client then gets ("prepared statement st_N already exists").
+  prepare_once(st, sql);
   std::string out;
   for (bool got = st.execute(true); got; got = st.fetch()) {
     for (std::size_t i = 0; i < columns.size(); ++i)
