@@ -309,10 +309,10 @@ inline std::vector<std::int64_t> queue_ids(FreshDatabase& fixture, const std::st
   std::vector<std::int64_t> out;
   long long id = 0;
   std::string q = queue;
-  soci::statement st = (fixture.db().session().prepare
-                            << "SELECT id FROM job_queue WHERE queue = :q AND status IN (" +
-                                   status_in + ") ORDER BY id",
-                        soci::use(q, "q"), soci::into(id));
+  soci::statement st = statement_once(
+      fixture.db().session(),
+      "SELECT id FROM job_queue WHERE queue = :q AND status IN (" + status_in + ") ORDER BY id",
+      soci::use(q, "q"), soci::into(id));
   for (bool got = st.execute(true); got; got = st.fetch()) out.push_back(id);
   return out;
 }

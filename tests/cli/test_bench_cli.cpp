@@ -15,7 +15,7 @@ namespace {
 std::vector<std::string> strings(FreshDatabase& fixture, const std::string& sql) {
   std::vector<std::string> out;
   std::string value;
-  soci::statement st = (fixture.db().session().prepare << sql, soci::into(value));
+  soci::statement st = statement_once(fixture.db().session(), sql, soci::into(value));
   for (bool got = st.execute(true); got; got = st.fetch()) out.push_back(value);
   return out;
 }

@@ -51,9 +51,7 @@ Plan explain(Database& db, const std::string& sql) {
   soci::row r;
   soci::statement st(db.session());
   st.exchange(soci::into(r));
-  st.alloc();
-  st.prepare("EXPLAIN " + sql);
-  st.define_and_bind();
+  prepare_once(st, "EXPLAIN " + sql);  // unnamed: see for_each_row
   for (bool got = st.execute(true); got; got = st.fetch()) {
     std::string table, type, key;
     for (std::size_t i = 0; i < r.size(); ++i) {
@@ -148,8 +146,7 @@ TEST_CASE("cli: keda: the query reads the partial or claim indexes among thousan
   REQUIRE(claim(url, "work", {"--limit", "2", "--lease", "1h"}).size() == 2);
   if (is_mysql()) {
     // (It returns a result set, which is read to the end.)
-    soci::rowset<soci::row> rows = fixture.db().session().prepare << "ANALYZE TABLE job_queue";
-    for (const soci::row& row : rows) (void)row;
+    for_each_row(fixture.db().session(), "ANALYZE TABLE job_queue", [](const soci::row&) {});
   } else {
     fixture.db().session() << "ANALYZE job_queue";
   }

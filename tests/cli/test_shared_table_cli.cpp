@@ -71,11 +71,11 @@ void app_fail(Database& app, std::int64_t id, const std::string& token) {
 
 // The article's reaper: every expired lease back to ready.
 long long app_reap(Database& app) {
-  soci::statement st =
-      (app.session().prepare << "UPDATE job_queue SET status = 0, locked_by = NULL, lock_token = "
-                                "NULL, locked_at = NULL, lock_until = NULL WHERE status = 1 AND "
-                                "lock_until < " +
-                                    now_sql());
+  soci::statement st = statement_once(
+      app.session(),
+      "UPDATE job_queue SET status = 0, locked_by = NULL, lock_token = NULL, locked_at = NULL, "
+      "lock_until = NULL WHERE status = 1 AND lock_until < " +
+          now_sql());
   st.execute(true);
   return st.get_affected_rows();
 }

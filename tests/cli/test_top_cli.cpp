@@ -219,8 +219,8 @@ TEST_CASE("cli: top never migrates: an unmigrated database is refused and left a
   int found = 0;
   std::string column, type;
   soci::statement st =
-      (fixture.db().session().prepare << fixture.db().sql().migrations.table_columns,
-       soci::into(column), soci::into(type), soci::use(name, "name"));
+      statement_once(fixture.db().session(), fixture.db().sql().migrations.table_columns,
+                     soci::into(column), soci::into(type), soci::use(name, "name"));
   for (bool got = st.execute(true); got; got = st.fetch()) ++found;
   CHECK(found == 0);
 }

@@ -240,7 +240,7 @@ TEST_CASE("cli: an application's claim with the README's condition skips a pause
       std::string queue = "q";
       long long got = 0;
       soci::statement st =
-          (app->session().prepare << pick, soci::use(queue, "queue"), soci::into(got));
+          statement_once(app->session(), pick, soci::use(queue, "queue"), soci::into(got));
       for (bool more = st.execute(true); more; more = st.fetch()) out.push_back(got);
     });
     return out;

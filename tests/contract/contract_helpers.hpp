@@ -25,6 +25,7 @@
 #include "core/job.hpp"
 #include "db/job_repository.hpp"
 #include "support/fixture.hpp"
+#include "support/row_text.hpp"
 
 namespace queuectl {
 
@@ -208,45 +209,14 @@ inline long long count_rows(Database& db, const std::string& where = "") {
   return scalar(db, "SELECT COUNT(*) FROM job_queue" + (where.empty() ? "" : " WHERE " + where));
 }
 
-// Every value of every row a statement returns, as text, one row a line.
-inline std::string rows_as_text(soci::rowset<soci::row>& rows) {
-  std::string out;
-  for (const soci::row& r : rows) {
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      if (i) out += " | ";
-      if (r.get_indicator(i) == soci::i_null) {
-        out += "NULL";
-        continue;
-      }
-      switch (r.get_properties(i).get_data_type()) {
-        case soci::dt_string:
-          out += r.get<std::string>(i);
-          break;
-        case soci::dt_integer:
-          out += std::to_string(r.get<int>(i));
-          break;
-        case soci::dt_long_long:
-          out += std::to_string(r.get<long long>(i));
-          break;
-        case soci::dt_unsigned_long_long:
-          out += std::to_string(r.get<unsigned long long>(i));
-          break;
-        case soci::dt_double:
-          out += std::to_string(r.get<double>(i));
-          break;
-        default:
-          out += "?";
-          break;
-      }
-    }
-    out += "\n";
-  }
-  return out;
-}
-
+// Every value of every row `sql` returns, as text, one row a line.
 inline std::string query_text(Database& db, const std::string& sql) {
-  soci::rowset<soci::row> rows = db.session().prepare << sql;
-  return rows_as_text(rows);
+  std::string out;
+  for_each_row(db.session(), sql, [&](const soci::row& r) {
+    for (std::size_t i = 0; i < r.size(); ++i) out += (i ? " | " : "") + cell_text(r, i);
+    out += "\n";
+  });
+  return out;
 }
 
 }  // namespace queuectl::testing::contract

@@ -4,6 +4,8 @@
 
 #include <soci/soci.h>
 
+#include "db/row_reader.hpp"
+
 #include <string>
 
 namespace queuectl::testing {
@@ -24,6 +26,18 @@ inline std::string cell_text(const soci::row& r, std::size_t i) {
     default:
       return "?";
   }
+}
+
+// Calls `each(row)` for every row `sql` returns. The statement is prepared unnamed: through
+// PgBouncer in transaction mode a statement prepared by name (SOCI's st_N) may be left on a
+// pooled server session, where another client's st_N then fails with "already exists".
+template <typename Each>
+void for_each_row(soci::session& session, const std::string& sql, Each each) {
+  soci::row r;
+  soci::statement st(session);
+  st.exchange(soci::into(r));
+  prepare_once(st, sql);
+  for (bool got = st.execute(true); got; got = st.fetch()) each(static_cast<const soci::row&>(r));
 }
 
 }  // namespace queuectl::testing
