@@ -8,6 +8,7 @@
 #include "cli/views.hpp"
 #include "core/errors.hpp"
 #include "core/time_text.hpp"
+#include "core/trace_context.hpp"
 #include "core/validate.hpp"
 #include "db/dependencies.hpp"
 #include "db/job_repository.hpp"
@@ -28,6 +29,8 @@ struct EnqueueOptions {
   std::string after;              // --after ID[,ID...]
   std::string on_parent_failure;  // --on-parent-failure cancel|run|wait
   std::string batch;              // --batch ID
+  std::string traceparent;        // a --from line's "traceparent" (else TRACEPARENT's)
+  std::string tracestate;         // a --from line's "tracestate"
   // Whether PAYLOAD and the keys were given at all (their values cannot tell: an empty
   // key is refused, not taken for "no key").
   bool payload_given = false;
@@ -70,6 +73,18 @@ NewJobAfter job_from_options(const EnqueueOptions& o, std::size_t max_payload) {
     } catch (const UsageError&) {
       throw UsageError("--batch: '" + o.batch.substr(0, 40) + "' is not a batch id");
     }
+  }
+  if (!o.tracestate.empty() && o.traceparent.empty())
+    throw UsageError("\"tracestate\" needs \"traceparent\"");
+  if (!o.traceparent.empty()) {
+    if (!is_traceparent(o.traceparent))
+      throw UsageError("\"traceparent\" is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)");
+    if (!o.tracestate.empty() && !is_tracestate(o.tracestate))
+      throw UsageError(
+          "\"tracestate\" is not a W3C tracestate (key=value,...; at most 512 "
+          "characters)");
+    job.trace_parent = stored_traceparent(o.traceparent);
+    if (!o.tracestate.empty()) job.trace_state = o.tracestate;
   }
   if (!with.after.empty() && (job.run_at || job.delay.ms() > 0))
     throw UsageError(
@@ -154,6 +169,10 @@ NewJobAfter job_from_line(const std::string& line, std::size_t number, const Enq
         }
       } else if (key == "on_parent_failure") {
         one.on_parent_failure = text();
+      } else if (key == "traceparent") {
+        one.traceparent = text();
+      } else if (key == "tracestate") {
+        one.tracestate = text();
       } else if (key == "batch") {
         if (!value.is_number_unsigned()) throw UsageError("\"batch\" must be a batch id");
         one.batch = std::to_string(value.get<unsigned long long>());
@@ -183,6 +202,19 @@ std::vector<NewJobAfter> jobs_from_lines(const std::vector<std::string>& lines,
                                       });
 }
 
+// The caller's trace context (TRACEPARENT, TRACESTATE) on every job that has none of its
+// own. A malformed value is dropped with a warning: never an error that loses the job.
+void add_trace_context(Context& ctx, std::vector<NewJob*> jobs) {
+  const TraceContext trace = trace_context_from_env();
+  if (!trace.warning.empty()) ctx.say("queuectl: warning: " + trace.warning);
+  if (!trace.parent) return;
+  for (NewJob* job : jobs)
+    if (!job->trace_parent) {
+      job->trace_parent = trace.parent;
+      job->trace_state = trace.state;
+    }
+}
+
 Output run_bulk(Context& ctx, const EnqueueOptions& o) {
   // Each line carries its own payload and dedupe key: neither has a sensible default.
   if (o.payload_given)
@@ -205,6 +237,11 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
     job_from_options(defaults, ctx.options.max_payload);
   }
   std::vector<NewJobAfter> lines = jobs_from_lines(read_lines(o.from), o, ctx.options.max_payload);
+  {
+    std::vector<NewJob*> jobs;
+    for (NewJobAfter& l : lines) jobs.push_back(&l.job);
+    add_trace_context(ctx, jobs);
+  }
   BulkEnqueueResult r;
   // Empty input enqueues nothing and is not an error; the database is not even opened.
   const bool any_after = std::any_of(lines.begin(), lines.end(), [](const NewJobAfter& j) {
@@ -239,6 +276,7 @@ Output run_enqueue(Context& ctx, const EnqueueOptions& o) {
   if (!o.from.empty()) return run_bulk(ctx, o);
   if (o.queue.empty()) throw UsageError("enqueue needs a QUEUE (or --from FILE)");
   NewJobAfter with = job_from_options(o, ctx.options.max_payload);
+  add_trace_context(ctx, {&with.job});
   const NewJob& job = with.job;
   EnqueueResult r = with.after.empty() && !with.batch
                         ? JobRepository(ctx.migrated_db()).enqueue(job)
@@ -287,7 +325,8 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
   sub->add_option("--from", o->from,
                   "Read NDJSON jobs from FILE or - (one object a line: "
                   "queue, payload, priority, delay, run_at, max_attempts, dedupe_key, "
-                  "group_key, after, on_parent_failure, batch); all lines or none");
+                  "group_key, after, on_parent_failure, batch, traceparent, tracestate); all "
+                  "lines or none");
   sub->footer(
       "With --from, QUEUE, --priority, --delay, --run-at, --max-attempts and --group-key are\n"
       "defaults for lines that do not set them (a line's delay or run_at replaces both);\n"
@@ -297,6 +336,10 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
       "(exit 2); a parent already done counts as met. A parent that fails for good or is\n"
       "canceled cancels the job, with the reason in last_error (see --on-parent-failure);\n"
       "`retry` of that parent makes the job wait again.\n"
+      "Trace context: TRACEPARENT and TRACESTATE in the environment (W3C Trace Context, as\n"
+      "OpenTelemetry's SDKs set them) are stored with the job (a --from line's traceparent and\n"
+      "tracestate win); `work` hands them to the first attempt. A malformed TRACEPARENT is\n"
+      "dropped with a warning and the job is enqueued without it.\n"
       "Examples:\n"
       "  queuectl enqueue emails '{\"to\":\"a@example.com\"}' --priority 10\n"
       "  queuectl enqueue reports '{}' --delay 5m --dedupe-key report-2026-11\n"

@@ -30,11 +30,14 @@ Output leases_view(const std::vector<Lease>& leases, const std::vector<WorkerLea
                    const std::optional<std::string>& now) {
   Output out;
   out.document = nlohmann::ordered_json::array();
-  const std::vector<Fit> fit = {Fit::keep, Fit::shrink, Fit::shrink, Fit::keep,
-                                Fit::keep, Fit::keep,   Fit::keep};
-  Table t{{"ID", "QUEUE", "WORKER", "HELD", "LEFT", "ATTEMPTS"}, {}, fit};
+  const std::vector<Fit> fit = {Fit::keep, Fit::shrink, Fit::shrink,      Fit::keep,
+                                Fit::keep, Fit::keep,   Fit::shrink_first};
+  Table t{{"ID", "QUEUE", "WORKER", "HELD", "LEFT", "ATTEMPTS", "PROGRESS"}, {}, fit};
   Table wide{
-      {"ID", "QUEUE", "WORKER", "LOCKED_AT", "LOCK_UNTIL", "LEFT", "ATTEMPTS", "TOKEN"}, {}, fit};
+      {"ID", "QUEUE", "WORKER", "LOCKED_AT", "LOCK_UNTIL", "LEFT", "ATTEMPTS", "TOKEN", "PROGRESS"},
+      {},
+      {Fit::keep, Fit::shrink, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
+       Fit::shrink_first}};
   for (const Lease& l : leases) {
     const bool expired = l.seconds_left && *l.seconds_left < 0;
     auto doc = job_json(l.job);
@@ -49,11 +52,11 @@ Output leases_view(const std::vector<Lease>& leases, const std::vector<WorkerLea
         std::to_string(l.job.attempts) + "/" + std::to_string(l.job.max_attempts);
     // HELD: how long the worker has had it (since locked_at, else updated_at).
     const std::string since = l.job.locked_at.value_or(l.job.updated_at);
-    t.rows.push_back(
-        {id, l.job.queue, worker, now ? age_text(since, *now) : since, left, attempts});
+    t.rows.push_back({id, l.job.queue, worker, now ? age_text(since, *now) : since, left, attempts,
+                      progress_text(l.job)});
     wide.rows.push_back({id, l.job.queue, worker, l.job.locked_at.value_or("-"),
                          l.job.lock_until.value_or("-"), left, attempts,
-                         l.job.lock_token.value_or("-")});
+                         l.job.lock_token.value_or("-"), progress_text(l.job)});
   }
   out.elements = true;
   out.table = t;

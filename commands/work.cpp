@@ -53,6 +53,7 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   o.max_jobs = c.max_jobs;
   o.drain = c.drain;
   o.housekeeping = !c.no_housekeeping;
+  o.max_checkpoint = ctx.options.max_payload;
   o.worker = c.worker.empty() ? default_worker_id() : c.worker;
   validate_worker(o.worker);
   // Fails early, with the usual message, when unmigrated; then the worker claims on this
@@ -119,7 +120,14 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
       "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS, QUEUECTL_LOCK_TOKEN and, for a job of an\n"
-      "ordered group, QUEUECTL_GROUP_KEY in its environment.\n"
+      "ordered group, QUEUECTL_GROUP_KEY in its environment; QUEUECTL_CHECKPOINT holds the\n"
+      "checkpoint an earlier attempt saved, if any.\n"
+      "Progress: the command may write lines to descriptor 3 (QUEUECTL_REPORT_FD): `progress\n"
+      "N` (0-100), `note TEXT`, `checkpoint JSON`. The worker writes them with the lease's\n"
+      "extend (a few statements a second at most), and the last ones before the job's\n"
+      "outcome; show, list, leases and top show them. A bad line is logged and ignored.\n"
+      "Tracing: a job enqueued with TRACEPARENT gets it (and TRACESTATE) on its first\n"
+      "attempt; a retry gets a new trace, with the first in QUEUECTL_TRACE_LINK.\n"
       "Exit 0 acks the job (stdout is kept as the result when it is JSON); any other exit\n"
       "fails it with the tail of stderr. On SIGTERM/SIGINT the worker stops claiming, waits\n"
       "--grace for running jobs, then stops them and releases their jobs; a second signal\n"

@@ -86,7 +86,7 @@ _queuectl_valued() {
         claim) v+=" --limit --lease --worker --wait" ;;
         ack) v+=" --token --result --from" ;;
         fail) v+=" --token --error --retry-in" ;;
-        extend) v+=" --token --lease" ;;
+        extend) v+=" --token --lease --progress --note --checkpoint" ;;
         release) v+=" --token" ;;
         work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval" ;;
         list) v+=" --status --limit --after --before" ;;
@@ -129,7 +129,7 @@ _queuectl_options() {
         claim) printf '%s' "--limit --lease --worker --wait" ;;
         ack) printf '%s' "--token --result --from" ;;
         fail) printf '%s' "--token --error --retry-in --permanent" ;;
-        extend) printf '%s' "--token --lease" ;;
+        extend) printf '%s' "--token --lease --progress --note --checkpoint" ;;
         release) printf '%s' "--token" ;;
         work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --no-housekeeping --poll-interval" ;;
         list) printf '%s' "--status --limit --after --newest-first --before" ;;

@@ -36,7 +36,7 @@ function __queuectl_valued
         case fail
             set -a v --token --error --retry-in
         case extend
-            set -a v --token --lease
+            set -a v --token --lease --progress --note --checkpoint
         case release
             set -a v --token
         case work
@@ -373,6 +373,9 @@ complete -c queuectl -n '__fish_seen_subcommand_from fail' -l permanent -d 'Fail
 # extend
 complete -c queuectl -n '__fish_seen_subcommand_from extend' -l token -x -d 'The lock_token claim returned'
 complete -c queuectl -n '__fish_seen_subcommand_from extend' -l lease -x -d 'New lease from now (default 30s)'
+complete -c queuectl -n '__fish_seen_subcommand_from extend' -l progress -x -d 'How far the job is, 0-100'
+complete -c queuectl -n '__fish_seen_subcommand_from extend' -l note -x -d 'A line saying what the job is doing'
+complete -c queuectl -n '__fish_seen_subcommand_from extend' -l checkpoint -x -d 'JSON to resume from (- reads stdin)'
 # release
 complete -c queuectl -n '__fish_seen_subcommand_from release' -l token -x -d 'The lock_token claim returned'
 # work

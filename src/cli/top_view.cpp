@@ -143,23 +143,28 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
   const std::size_t queue_rows = std::max<std::size_t>(snap.queues.size(), 1);
   std::size_t worker_rows = std::min<std::size_t>(snap.workers.size(), kTopWorkers);
   std::size_t failure_rows = std::min<std::size_t>(snap.failures.size(), kTopFailures);
+  // Running jobs that reported progress: a section only while there are some.
+  std::size_t progress_rows = std::min<std::size_t>(snap.progress.size(), kTopFailures);
   std::size_t queues_shown = snap.queues.size();
   if (height) {
     // title, summary, blank, queue header, blank, worker header, blank, failure header, blank,
-    // footer; and the line that says the database does not answer, when it does not
-    const std::size_t fixed =
-        (info.trouble.empty() ? 10 : 11) + (snap.late_schedules.empty() ? 0 : 1);
+    // footer; and the line that says the database does not answer, when it does not; and
+    // blank and header of the progress section, when it is there
+    const std::size_t fixed = (info.trouble.empty() ? 10 : 11) +
+                              (snap.late_schedules.empty() ? 0 : 1) + (progress_rows ? 2 : 0);
     const std::size_t avail = *height > fixed ? *height - fixed : 0;
-    while (queue_rows + worker_rows + failure_rows > avail &&
-           (worker_rows > 1 || failure_rows > 1)) {
-      if (worker_rows >= failure_rows && worker_rows > 1)
+    while (queue_rows + worker_rows + failure_rows + progress_rows > avail &&
+           (worker_rows > 1 || failure_rows > 1 || progress_rows > 1)) {
+      if (progress_rows > 1)
+        --progress_rows;
+      else if (worker_rows >= failure_rows && worker_rows > 1)
         --worker_rows;
       else
         --failure_rows;
     }
-    if (queue_rows + worker_rows + failure_rows > avail) {
-      const std::size_t room =
-          avail > worker_rows + failure_rows + 1 ? avail - worker_rows - failure_rows - 1 : 0;
+    if (queue_rows + worker_rows + failure_rows + progress_rows > avail) {
+      const std::size_t others = worker_rows + failure_rows + progress_rows;
+      const std::size_t room = avail > others + 1 ? avail - others - 1 : 0;
       queues_shown = std::min(queues_shown, room);
     }
   }
@@ -196,6 +201,26 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
       lines.push_back(cell(w.worker.value_or("-"), worker_width) + " " +
                       cell(std::to_string(w.leases), 7, true) + " " +
                       cell(std::to_string(w.expired), 7, true));
+    }
+  }
+
+  // Running jobs' last reported progress and note, the latest first.
+  if (progress_rows) {
+    lines.push_back("");
+    std::size_t id_width = 3;
+    for (std::size_t i = 0; i < progress_rows; ++i)
+      id_width = std::max(id_width, std::to_string(snap.progress[i].id).size());
+    const std::size_t queue_width = 16, pct_width = 4;
+    const std::size_t used = id_width + 1 + queue_width + 1 + pct_width + 1;
+    const std::size_t note_width = width > used + 5 ? width - used : 5;
+    lines.push_back(cell("JOB", id_width, true) + " " + cell("QUEUE", queue_width) + " " +
+                    cell("DONE", pct_width, true) + " " + cell("NOTE", note_width));
+    for (std::size_t i = 0; i < progress_rows; ++i) {
+      const TopProgress& p = snap.progress[i];
+      lines.push_back(cell(std::to_string(p.id), id_width, true) + " " +
+                      cell(p.queue, queue_width) + " " +
+                      cell(p.progress ? std::to_string(*p.progress) + "%" : "-", pct_width, true) +
+                      " " + cell(p.note.value_or("-"), note_width));
     }
   }
 
@@ -274,6 +299,13 @@ nlohmann::ordered_json top_json(const TopSnapshot& snap) {
              {"attempts", f.attempts},
              {"failed_seconds_ago", f.age_seconds ? json(*f.age_seconds) : json()},
              {"error", first_line(f.error)}});
+  doc["progress"] = json::array();
+  for (const TopProgress& p : snap.progress)
+    doc["progress"].push_back(json{{"id", p.id},
+                                   {"queue", p.queue},
+                                   {"worker", p.worker ? json(*p.worker) : json()},
+                                   {"progress", p.progress ? json(*p.progress) : json()},
+                                   {"note", p.note ? json(*p.note) : json()}});
   doc["late_schedules"] = json::array();
   for (const TopLateSchedule& l : snap.late_schedules)
     doc["late_schedules"].push_back(

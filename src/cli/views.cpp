@@ -54,15 +54,24 @@ std::string attempts_text(const Job& j) {
   return std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts);
 }
 
+}  // namespace
+
+std::string progress_text(const Job& j) {
+  std::string out = j.progress ? std::to_string(*j.progress) + "%" : "";
+  if (j.progress_note) out += (out.empty() ? "" : " ") + *j.progress_note;
+  return out.empty() ? "-" : out;
+}
+
+namespace {
+
 // The describe view's lines for one field: "key:  value", control characters escaped.
 // A `block` value of more than one line (a traceback, indented JSON) goes below "key:"
 // instead, a line per line, indented.
 void describe(std::vector<std::string>& lines, const std::string& key, const std::string& value,
-              bool block = false) {
-  constexpr std::size_t kKeyWidth = 14;
+              bool block = false, std::size_t key_width = 14) {
   std::string head = key + ":";
   if (!block || value.find('\n') == std::string::npos) {
-    lines.push_back(head + std::string(kKeyWidth - std::min(kKeyWidth - 1, head.size()), ' ') +
+    lines.push_back(head + std::string(key_width - std::min(key_width - 1, head.size()), ' ') +
                     visible_text(value));
     return;
   }
@@ -174,6 +183,16 @@ nlohmann::ordered_json field_json(const Job& j, std::size_t i) {
       return opt(j.finished_at);
     case job_field("dead_from"):
       return opt(j.dead_from);
+    case job_field("trace_parent"):
+      return opt(j.trace_parent);
+    case job_field("trace_state"):
+      return opt(j.trace_state);
+    case job_field("progress"):
+      return j.progress ? nlohmann::ordered_json(*j.progress) : nullptr;
+    case job_field("progress_note"):
+      return opt(j.progress_note);
+    case job_field("checkpoint"):
+      return j.checkpoint ? json_or_text(*j.checkpoint) : nullptr;
     default:
       throw std::logic_error("job field " + std::to_string(i) + " has no value");
   }
@@ -214,8 +233,21 @@ void append_job_ndjson(std::string& out, const Job& j) {
   append_field(out, ",\"updated_at\":", j.updated_at);
   append_field(out, ",\"finished_at\":", j.finished_at);
   append_field(out, ",\"dead_from\":", j.dead_from);
+  append_field(out, ",\"trace_parent\":", j.trace_parent);
+  append_field(out, ",\"trace_state\":", j.trace_state);
+  out += ",\"progress\":";
+  out += j.progress ? std::to_string(*j.progress) : "null";
+  append_field(out, ",\"progress_note\":", j.progress_note);
+  out += ",\"checkpoint\":";
+  if (j.checkpoint)
+    append_stored_json(out, *j.checkpoint);
+  else
+    out += "null";
   out += "}\n";
 }
+
+// `show`'s keys line up after the longest field name (progress_note) and its colon.
+constexpr std::size_t kJobKeyWidth = 15;
 
 Output job_view(const Job& job, const std::optional<std::string>& now_given) {
   Output out;
@@ -230,7 +262,7 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
       const std::string rel = relative_time(*t, now);
       if (rel != *t) v += " (" + rel + ")";
     }
-    describe(lines, key, v);
+    describe(lines, key, v, false, kJobKeyWidth);
   };
   // JSON values indented, under their field once they take more than a line.
   auto json_value = [&](const char* key) {
@@ -239,7 +271,7 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
              v.is_null()                        ? "-"
              : v.is_string() && !is_raw_json(v) ? v.get<std::string>()
                                                 : dump_json(v, 2),
-             true);
+             true, kJobKeyWidth);
   };
   for (const JobField& f : kJobFields) {
     const std::string name(f.name);
@@ -249,7 +281,7 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
       case FieldKind::time:
         // A waiting job's run_at is a stand-in far off, not a time to show as one.
         if (name == "run_at" && is_waiting(job)) {
-          describe(lines, name, "- (waiting for other jobs)");
+          describe(lines, name, "- (waiting for other jobs)", false, kJobKeyWidth);
           break;
         }
         time(name.c_str(),
@@ -259,10 +291,10 @@ Output job_view(const Job& job, const std::optional<std::string>& now_given) {
         json_value(name.c_str());
         break;
       case FieldKind::multiline:
-        describe(lines, name, v.is_null() ? "-" : cell(v), true);
+        describe(lines, name, v.is_null() ? "-" : cell(v), true, kJobKeyWidth);
         break;
       case FieldKind::plain:
-        describe(lines, name, v.is_null() ? "-" : cell(v));
+        describe(lines, name, v.is_null() ? "-" : cell(v), false, kJobKeyWidth);
         break;
     }
   }
@@ -291,15 +323,18 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
          {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
           Fit::shrink_first}};
   Table wide{{"ID", "QUEUE", "STATUS", "PRI", "ATTEMPTS", "CREATED_AT", "RUN_AT", "LOCK_UNTIL",
-              "WORKER", "TOKEN", "GROUP", "PAYLOAD"},
+              "WORKER", "TOKEN", "GROUP", "PROGRESS", "PAYLOAD"},
              {},
              {Fit::keep, Fit::shrink, Fit::keep, Fit::keep, Fit::keep, Fit::keep, Fit::keep,
-              Fit::keep, Fit::shrink, Fit::keep, Fit::shrink, Fit::shrink_first}};
+              Fit::keep, Fit::shrink, Fit::keep, Fit::shrink, Fit::shrink, Fit::shrink_first}};
   for (const Job& j : jobs) {
     out.document.push_back(job_json(j));
     if (!tables) continue;
     const std::string& at = now ? *now : j.updated_at;
-    const std::string status(job_status_text(j));
+    std::string status(job_status_text(j));
+    // A running job's last reported progress with its status ("processing 40%").
+    if (j.status == Status::processing && j.progress)
+      status += " " + std::to_string(*j.progress) + "%";
     if (kind == JobsTable::claimed)
       t.rows.push_back({std::to_string(j.id), j.queue, attempts_text(j), when(j.lock_until, at),
                         opt_text(j.lock_token), j.payload});
@@ -310,7 +345,7 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
     wide.rows.push_back({std::to_string(j.id), j.queue, status, std::to_string(j.priority),
                          attempts_text(j), j.created_at, j.run_at, opt_text(j.lock_until),
                          opt_text(j.locked_by), opt_text(j.lock_token), opt_text(j.group_key),
-                         j.payload});
+                         progress_text(j), j.payload});
   }
   out.elements = true;
   if (!tables) return out;

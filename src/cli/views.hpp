@@ -20,6 +20,9 @@ namespace queuectl {
 
 // Every column of a job; status as a name; payload and result as JSON.
 nlohmann::ordered_json job_json(const Job& job);
+// A job's last reported progress for a table cell: "40% table 3 of 8", "40%", the note
+// alone, or "-".
+std::string progress_text(const Job& job);
 // One job, described: a "field:  value" line each, in the schema's order; times with how
 // far they are from `now` (without it, from the job's updated_at: right for a job a command
 // has just written); payload and result as indented JSON and last_error one line per line,

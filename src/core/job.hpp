@@ -40,6 +40,31 @@ struct Job {
   std::optional<std::string> finished_at;
   // A dead letter: the queue it gave up in (see `queuectl queue --dead-letter`).
   std::optional<std::string> dead_from;
+  // The W3C trace context of whoever enqueued it (TRACEPARENT, TRACESTATE at enqueue).
+  std::optional<std::string> trace_parent;
+  std::optional<std::string> trace_state;
+  // What the lease holder last reported (extend --progress/--note/--checkpoint, or a
+  // command under `work` on its report descriptor): 0-100, a line of text, a JSON document.
+  // Each claim clears progress and note (they are the current attempt's); the checkpoint is
+  // kept across retries and reaps, for the next attempt to resume from.
+  std::optional<int> progress;
+  std::optional<std::string> progress_note;
+  std::optional<std::string> checkpoint;  // JSON text
+};
+
+// What a lease holder reports with its heartbeat (extend --progress/--note/--checkpoint):
+// each part that is set replaces the stored one; the others are kept.
+struct JobReport {
+  std::optional<int> progress;            // 0-100
+  std::optional<std::string> note;        // valid UTF-8, one line
+  std::optional<std::string> checkpoint;  // validated, compact JSON
+  bool empty() const { return !progress && !note && !checkpoint; }
+  // `more`'s parts over this one's.
+  void merge(const JobReport& more) {
+    if (more.progress) progress = more.progress;
+    if (more.note) note = more.note;
+    if (more.checkpoint) checkpoint = more.checkpoint;
+  }
 };
 
 // The run_at of a job that waits for other jobs (enqueue --after), as the database prints

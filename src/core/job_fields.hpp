@@ -24,17 +24,32 @@ struct JobField {
   bool shown_when_null = true;  // `show` prints "-"; else leaves the line out
 };
 
-inline constexpr std::array<JobField, 20> kJobFields = {{
-    {"id", FieldKind::plain, false},           {"queue", FieldKind::plain, false},
-    {"status", FieldKind::plain, false},       {"priority", FieldKind::plain, false},
-    {"run_at", FieldKind::time, false},        {"attempts", FieldKind::plain, false},
-    {"max_attempts", FieldKind::plain, false}, {"payload", FieldKind::json, false},
-    {"result", FieldKind::json, true},         {"last_error", FieldKind::multiline, true},
-    {"locked_by", FieldKind::plain, true},     {"lock_token", FieldKind::plain, true},
-    {"locked_at", FieldKind::time, true},      {"lock_until", FieldKind::time, true},
-    {"dedupe_key", FieldKind::plain, true},    {"group_key", FieldKind::plain, true},
-    {"created_at", FieldKind::time, false},    {"updated_at", FieldKind::time, false},
-    {"finished_at", FieldKind::time, true},    {"dead_from", FieldKind::plain, true, false},
+inline constexpr std::array<JobField, 25> kJobFields = {{
+    {"id", FieldKind::plain, false},
+    {"queue", FieldKind::plain, false},
+    {"status", FieldKind::plain, false},
+    {"priority", FieldKind::plain, false},
+    {"run_at", FieldKind::time, false},
+    {"attempts", FieldKind::plain, false},
+    {"max_attempts", FieldKind::plain, false},
+    {"payload", FieldKind::json, false},
+    {"result", FieldKind::json, true},
+    {"last_error", FieldKind::multiline, true},
+    {"locked_by", FieldKind::plain, true},
+    {"lock_token", FieldKind::plain, true},
+    {"locked_at", FieldKind::time, true},
+    {"lock_until", FieldKind::time, true},
+    {"dedupe_key", FieldKind::plain, true},
+    {"group_key", FieldKind::plain, true},
+    {"created_at", FieldKind::time, false},
+    {"updated_at", FieldKind::time, false},
+    {"finished_at", FieldKind::time, true},
+    {"dead_from", FieldKind::plain, true, false},
+    {"trace_parent", FieldKind::plain, true, false},
+    {"trace_state", FieldKind::plain, true, false},
+    {"progress", FieldKind::plain, true, false},
+    {"progress_note", FieldKind::plain, true, false},
+    {"checkpoint", FieldKind::json, true, false},
 }};
 
 // The position of the field `name` in kJobFields, at compile time: a name that is not

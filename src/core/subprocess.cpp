@@ -35,6 +35,7 @@ struct ChildPlan {
   pid_t parent = -1;
   bool terminal = false;
   int in = -1, out = -1, err = -1;  // the child's ends of the pipes, when capturing
+  int report = -1;                  // the write end of the report pipe, if any
   int status = -1;                  // the write end of the exec-status pipe
 };
 
@@ -49,7 +50,9 @@ void prepare(ChildPlan& plan, const Subprocess::Options& o) {
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
-    if (!o.env.count(name)) plan.env_text.push_back(entry);
+    if (o.env.count(name)) continue;
+    if (std::find(o.unset.begin(), o.unset.end(), name) != o.unset.end()) continue;
+    plan.env_text.push_back(entry);
   }
   for (const auto& [k, v] : o.env) plan.env_text.push_back(k + "=" + v);
   for (auto& e : plan.env_text) plan.envp.push_back(e.data());
@@ -105,6 +108,9 @@ void set_disposition(int sig, void (*handler)(int)) {
     dup2(plan.out, STDOUT_FILENO);
     dup2(plan.err, STDERR_FILENO);
   }
+  // Above kReportFd too (make_pipe), so this cannot overwrite another pipe; dup2 clears
+  // close-on-exec on the copy.
+  if (plan.report >= 0) dup2(plan.report, Subprocess::kReportFd);
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     struct sigaction current {};
@@ -216,13 +222,14 @@ std::string Subprocess::why_not_runnable(const std::string& file) {
 
 namespace {
 
-// A close-on-exec pipe whose ends are both above descriptor 2, so that setting up the
-// child's stdio with dup2 never closes one of them (queuectl may run with stdio closed).
+// A close-on-exec pipe whose ends are both above descriptor 3 (kReportFd), so that setting
+// up the child's stdio and report descriptor with dup2 never closes one of them (queuectl
+// may run with stdio closed).
 bool make_pipe(int fds[2]) {
   if (pipe2(fds, O_CLOEXEC) != 0) return false;
   for (int i = 0; i < 2; ++i) {
-    if (fds[i] > STDERR_FILENO) continue;
-    const int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    if (fds[i] > Subprocess::kReportFd) continue;
+    const int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, Subprocess::kReportFd + 1);
     close(fds[i]);
     fds[i] = moved;
     if (moved < 0) {
@@ -262,15 +269,20 @@ std::unique_ptr<Subprocess> Subprocess::start(Options o) {
   ChildPlan plan;
   prepare(plan, o);
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
-  if ((o.capture && (!make_pipe(in) || !make_pipe(out) || !make_pipe(err))) || !make_pipe(status)) {
+  int report[2] = {-1, -1};
+  const bool reports = o.capture && o.on_report_line;
+  if ((o.capture && (!make_pipe(in) || !make_pipe(out) || !make_pipe(err))) ||
+      (reports && !make_pipe(report)) || !make_pipe(status)) {
     const int e = errno;
-    close_all({&in[0], &in[1], &out[0], &out[1], &err[0], &err[1], &status[0], &status[1]});
+    close_all({&in[0], &in[1], &out[0], &out[1], &err[0], &err[1], &status[0], &status[1],
+               &report[0], &report[1]});
     throw Error("cannot start '" + p->name_ + "': cannot create pipes: " + std::strerror(e));
   }
   if (o.capture) {
     plan.in = in[0];
     plan.out = out[1];
     plan.err = err[1];
+    plan.report = report[1];
   }
   plan.status = status[1];
   p->guard_ = o.guard ? o.guard : std::make_shared<GroupGuard>();
@@ -286,9 +298,9 @@ std::unique_ptr<Subprocess> Subprocess::start(Options o) {
   int fork_error = 0;
   const pid_t pid = make_child(plan, fork_error);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  close_all({&in[0], &out[1], &err[1], &status[1]});
+  close_all({&in[0], &out[1], &err[1], &status[1], &report[1]});
   if (pid < 0) {
-    close_all({&in[1], &out[0], &err[0], &status[0]});
+    close_all({&in[1], &out[0], &err[0], &status[0], &report[0]});
     throw Error("cannot start '" + p->name_ + "': " + std::strerror(fork_error));
   }
   p->pid_ = pid;
@@ -299,11 +311,13 @@ std::unique_ptr<Subprocess> Subprocess::start(Options o) {
   p->in_fd_ = in[1];
   p->out_fd_ = out[0];
   p->err_fd_ = err[0];
-  for (int fd : {p->in_fd_, p->out_fd_, p->err_fd_})
+  p->report_fd_ = report[0];
+  for (int fd : {p->in_fd_, p->out_fd_, p->err_fd_, p->report_fd_})
     if (fd >= 0) fcntl(fd, F_SETFL, O_NONBLOCK);
   p->input_ = std::move(o.input);
   if (p->input_.empty()) p->close_fd(p->in_fd_);
   if (o.capture) p->on_stderr_line_ = std::move(o.on_stderr_line);
+  if (reports) p->on_report_line_ = std::move(o.on_report_line);
 
   // End of file: exec succeeded (the pipe is close-on-exec). An int: why it failed.
   int exec_errno = 0;
@@ -323,6 +337,7 @@ Subprocess::~Subprocess() {
   close_fd(in_fd_);
   close_fd(out_fd_);
   close_fd(err_fd_);
+  close_fd(report_fd_);
   if (!reaped_ && pid_ > 0) {
     kill(-pid_, SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
@@ -402,10 +417,11 @@ void Subprocess::poll_fds(std::vector<pollfd>& fds) const {
   if (in_fd_ >= 0) fds.push_back({in_fd_, POLLOUT, 0});
   if (out_fd_ >= 0) fds.push_back({out_fd_, POLLIN, 0});
   if (err_fd_ >= 0) fds.push_back({err_fd_, POLLIN, 0});
+  if (report_fd_ >= 0) fds.push_back({report_fd_, POLLIN, 0});
 }
 
 bool Subprocess::handle(int fd, short revents) {
-  if (fd < 0 || (fd != in_fd_ && fd != out_fd_ && fd != err_fd_)) return false;
+  if (fd < 0 || (fd != in_fd_ && fd != out_fd_ && fd != err_fd_ && fd != report_fd_)) return false;
   if (fd == in_fd_) {
     if (revents & (POLLERR | POLLHUP)) {
       close_fd(in_fd_);  // the command does not read its stdin: fine
@@ -419,6 +435,16 @@ bool Subprocess::handle(int fd, short revents) {
   char buf[16384];
   ssize_t n = read(fd, buf, sizeof buf);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+  if (fd == report_fd_) {
+    if (n <= 0) {
+      pass_report_lines(true);
+      close_fd(report_fd_);
+    } else {
+      report_line_.append(buf, static_cast<std::size_t>(n));
+      pass_report_lines(false);
+    }
+    return true;
+  }
   if (n <= 0) {
     if (fd == err_fd_) pass_stderr_lines(true);
     close_fd(fd == out_fd_ ? out_fd_ : err_fd_);
@@ -457,6 +483,30 @@ void Subprocess::pass_stderr_lines(bool at_end) {
     from = end < err_line_.size() && err_line_[end] == '\n' ? end + 1 : end;
   }
   err_line_.erase(0, from);
+}
+
+void Subprocess::pass_report_lines(bool at_end) {
+  std::size_t from = 0;
+  while (from < report_line_.size()) {
+    const std::size_t nl = report_line_.find('\n', from);
+    if (nl == std::string::npos) {
+      // An unterminated line: kept until its end comes, up to kReportLine bytes.
+      if (at_end && !report_skipping_) {
+        on_report_line_(report_line_.substr(from));
+      } else if (report_line_.size() - from > kReportLine) {
+        if (!report_skipping_) on_report_line_(report_line_.substr(from, kReportLine));
+        report_skipping_ = true;
+      }
+      if (at_end || report_skipping_) from = report_line_.size();
+      break;
+    }
+    std::string line = report_line_.substr(from, nl - from);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!report_skipping_) on_report_line_(line.substr(0, kReportLine));
+    report_skipping_ = false;
+    from = nl + 1;
+  }
+  report_line_.erase(0, from);
 }
 
 std::string Subprocess::err_tail() const {

@@ -21,6 +21,9 @@ class Subprocess {
   static constexpr std::size_t kMaxStdout = 1024 * 1024;
   static constexpr std::size_t kStderrTail = 4096;
   static constexpr std::size_t kStderrLine = 16384;
+  // The descriptor the command reports on (on_report_line), and a report line's most bytes.
+  static constexpr int kReportFd = 3;
+  static constexpr std::size_t kReportLine = 1024 * 1024;
 
   struct Options {
     // argv[0] is searched in PATH as execvp does (a file that is not a binary runs with /bin/sh).
@@ -31,6 +34,8 @@ class Subprocess {
     std::string path;
     // Set in the command's environment, over what queuectl inherited.
     std::map<std::string, std::string> env;
+    // Left out of the command's environment (when not in `env`).
+    std::vector<std::string> unset;
     // Capture: `input` is written to stdin, stdout is kept (up to kMaxStdout) and the tail of
     // stderr; the caller drives the pipes with poll_fds and handle. Otherwise the command
     // shares queuectl's stdin, stdout and stderr.
@@ -40,6 +45,10 @@ class Subprocess {
     // end) as it comes, and with a last unterminated piece at the end; a line over
     // kStderrLine bytes comes in pieces of that size.
     std::function<void(const std::string&)> on_stderr_line;
+    // Capture mode: when set, the command gets the write end of a pipe as descriptor
+    // kReportFd, and this is called with each line it writes there (without its line end),
+    // and a last unterminated one at the end. A line over kReportLine bytes is cut there.
+    std::function<void(const std::string&)> on_report_line;
     // When queuectl's process group has the terminal, hand it to the command's group while
     // it runs (so that it can read the terminal and Ctrl-C reaches it), and take it back after.
     bool take_terminal = false;
@@ -94,8 +103,8 @@ class Subprocess {
   void poll_fds(std::vector<pollfd>& fds) const;
   // Handles readiness on one of its descriptors; returns false when `fd` is not one of them.
   bool handle(int fd, short revents);
-  // Reaped, and both output pipes drained (in capture mode).
-  bool finished() const { return reaped_ && out_fd_ < 0 && err_fd_ < 0; }
+  // Reaped, and the output pipes drained (in capture mode).
+  bool finished() const { return reaped_ && out_fd_ < 0 && err_fd_ < 0 && report_fd_ < 0; }
   const std::string& out() const { return out_; }
   bool out_truncated() const { return out_truncated_; }
   // The tail of stderr as valid UTF-8 without NUL, "..." in front when cut; for a command
@@ -110,18 +119,23 @@ class Subprocess {
   void close_fd(int& fd);
   // Hands the complete lines of err_line_ to on_stderr_line_; at the end, the rest too.
   void pass_stderr_lines(bool at_end);
+  // Hands the complete lines read from the report pipe to on_report_line_.
+  void pass_report_lines(bool at_end);
 
   std::string name_;
   pid_t pid_ = -1;
   std::shared_ptr<GroupGuard> guard_;
   bool capture_ = false;
   bool has_terminal_ = false;
-  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1, report_fd_ = -1;
   std::string input_;
   std::size_t written_ = 0;
   std::string out_, err_;
   std::function<void(const std::string&)> on_stderr_line_;
   std::string err_line_;  // stderr not yet handed to on_stderr_line_
+  std::function<void(const std::string&)> on_report_line_;
+  std::string report_line_;       // report bytes not yet handed to on_report_line_
+  bool report_skipping_ = false;  // past kReportLine: the rest of the line is dropped
   bool out_truncated_ = false, err_truncated_ = false;
   bool reaped_ = false;
   int exit_code_ = -1;

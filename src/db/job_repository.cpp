@@ -76,7 +76,8 @@ std::size_t rows_in_statement(const std::vector<NewJob>& jobs, std::size_t start
 
 // jobs[start, start + n) as insert_arrays's eight array literals.
 struct JobArrays {
-  ArrayLiteral queue, priority, run_at, delay, max_attempts, payload, dedupe, group;
+  ArrayLiteral queue, priority, run_at, delay, max_attempts, payload, dedupe, group, trace_parent,
+      trace_state;
 
   void bind(soci::statement& st, const std::vector<NewJob>& jobs, std::size_t start,
             std::size_t n) {
@@ -90,6 +91,8 @@ struct JobArrays {
       payload.add(j.payload);
       dedupe.add(j.dedupe_key);
       group.add(j.group_key);
+      trace_parent.add(j.trace_parent);
+      trace_state.add(j.trace_state);
     }
     st.exchange(use(queue.done(), "queues"));
     st.exchange(use(priority.done(), "priorities"));
@@ -99,25 +102,29 @@ struct JobArrays {
     st.exchange(use(payload.done(), "payloads"));
     st.exchange(use(dedupe.done(), "dedupe_keys"));
     st.exchange(use(group.done(), "group_keys"));
+    st.exchange(use(trace_parent.done(), "trace_parents"));
+    st.exchange(use(trace_state.done(), "trace_states"));
   }
 };
 
 // jobs[start, start + n) as the rows of a values_rows INSERT, bound by position.
 struct JobValues {
   // Sized up front so that the bound references stay valid.
-  std::vector<std::string> queue, payload, run_at, dedupe, group;
+  std::vector<std::string> queue, payload, run_at, dedupe, group, trace_parent, trace_state;
   std::vector<int> priority, max_attempts;
   std::vector<long long> delay;
-  std::vector<soci::indicator> run_at_ind, dedupe_ind, group_ind;
+  std::vector<soci::indicator> run_at_ind, dedupe_ind, group_ind, trace_parent_ind, trace_state_ind;
 
   // Returns the statement's text.
   std::string bind(soci::statement& st, const InsertValuesRows& rows,
                    const std::vector<NewJob>& jobs, std::size_t start, std::size_t n) {
-    for (auto* v : {&queue, &payload, &run_at, &dedupe, &group}) v->resize(n);
+    for (auto* v : {&queue, &payload, &run_at, &dedupe, &group, &trace_parent, &trace_state})
+      v->resize(n);
     priority.resize(n);
     max_attempts.resize(n);
     delay.resize(n);
-    for (auto* v : {&run_at_ind, &dedupe_ind, &group_ind}) v->resize(n);
+    for (auto* v : {&run_at_ind, &dedupe_ind, &group_ind, &trace_parent_ind, &trace_state_ind})
+      v->resize(n);
     std::string sql = rows.prefix;
     for (std::size_t i = 0; i < n; ++i) {
       const NewJob& j = jobs[start + i];
@@ -132,9 +139,13 @@ struct JobValues {
       dedupe_ind[i] = j.dedupe_key ? soci::i_ok : soci::i_null;
       group[i] = j.group_key.value_or("");
       group_ind[i] = j.group_key ? soci::i_ok : soci::i_null;
+      trace_parent[i] = j.trace_parent.value_or("");
+      trace_parent_ind[i] = j.trace_parent ? soci::i_ok : soci::i_null;
+      trace_state[i] = j.trace_state.value_or("");
+      trace_state_ind[i] = j.trace_state ? soci::i_ok : soci::i_null;
       sql += (i ? ", " : "") + values_row(rows, i);
       // Positional binds in the row's order: queue, priority, run_at, delay, max_attempts,
-      // payload, dedupe_key, group_key.
+      // payload, dedupe_key, group_key, trace_parent, trace_state.
       st.exchange(use(queue[i]));
       st.exchange(use(priority[i]));
       st.exchange(use(run_at[i], run_at_ind[i]));
@@ -143,6 +154,8 @@ struct JobValues {
       st.exchange(use(payload[i]));
       st.exchange(use(dedupe[i], dedupe_ind[i]));
       st.exchange(use(group[i], group_ind[i]));
+      st.exchange(use(trace_parent[i], trace_parent_ind[i]));
+      st.exchange(use(trace_state[i], trace_state_ind[i]));
     }
     return sql + rows.suffix;
   }
@@ -159,11 +172,17 @@ long long insert_job_row(Database& db, const NewJob& job) {
   soci::indicator run_at_ind = job.run_at ? soci::i_ok : soci::i_null;
   soci::indicator dedupe_ind = job.dedupe_key ? soci::i_ok : soci::i_null;
   soci::indicator group_ind = job.group_key ? soci::i_ok : soci::i_null;
+  std::string trace_parent = job.trace_parent.value_or(""),
+              trace_state = job.trace_state.value_or("");
+  soci::indicator trace_parent_ind = job.trace_parent ? soci::i_ok : soci::i_null;
+  soci::indicator trace_state_ind = job.trace_state ? soci::i_ok : soci::i_null;
   soci::statement st = statement_once(
       db.session(), db.sql().enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
       use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
       use(max_attempts, "max_attempts"), use(payload, "payload"),
-      use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"));
+      use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"),
+      use(trace_parent, trace_parent_ind, "trace_parent"),
+      use(trace_state, trace_state_ind, "trace_state"));
   st.execute(true);
   return st.get_affected_rows();
 }
@@ -488,6 +507,8 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
     job.locked_at = at;
     job.lock_until = until;
     job.updated_at = at;
+    job.progress.reset();  // the mark clears them: they are the new attempt's
+    job.progress_note.reset();
     jobs.push_back(std::move(job));
   }
   if (rate) spend_claimed(q.rate, queue, *rate, tokens, jobs);

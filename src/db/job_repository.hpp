@@ -25,6 +25,9 @@ struct NewJob {
   int max_attempts = 25;
   std::optional<std::string> dedupe_key;
   std::optional<std::string> group_key;
+  // The W3C trace context of the enqueuer (validated; see core/trace_context).
+  std::optional<std::string> trace_parent;
+  std::optional<std::string> trace_state;
 };
 
 struct EnqueueResult {
@@ -137,8 +140,10 @@ class JobRepository {
   // Fails the job: back to ready after the backoff, or failed when out of attempts or
   // permanent. Throws LeaseLost. Returns the job as it now is.
   Job fail(const FailRequest& request);
-  // Extends a live lease to now + lease. Throws LeaseLost (also for an expired lease).
-  Job extend(std::int64_t id, const std::string& token, Duration lease);
+  // Extends a live lease to now + lease, and stores what `report` says in the same
+  // statement. Throws LeaseLost (also for an expired lease).
+  Job extend(std::int64_t id, const std::string& token, Duration lease,
+             const JobReport& report = {});
   // Gives the job back: ready now, the attempt returned. Throws LeaseLost.
   Job release(std::int64_t id, const std::string& token);
 

@@ -206,14 +206,25 @@ Job JobRepository::fail(const FailRequest& r) {
   return *job;
 }
 
-Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease) {
+Job JobRepository::extend(std::int64_t id, const std::string& token, Duration lease,
+                          const JobReport& report) {
   check_storable(db_.dialect(), std::nullopt, lease, "the lease");
   std::optional<Job> job;
   db_.transaction([&] {
     long long bound_id = id, lease_ms = lease.ms();
     std::string tok = token;
-    job = write_job(db_, db_.sql().finish.extend, bound_id, tok,
-                    [&](soci::statement& st) { st.exchange(use(lease_ms, "lease_ms")); });
+    // A part not reported is bound as NULL: the statement keeps the stored value.
+    int progress = report.progress.value_or(0);
+    std::string note = report.note.value_or(""), checkpoint = report.checkpoint.value_or("");
+    soci::indicator progress_ind = report.progress ? soci::i_ok : soci::i_null;
+    soci::indicator note_ind = report.note ? soci::i_ok : soci::i_null;
+    soci::indicator checkpoint_ind = report.checkpoint ? soci::i_ok : soci::i_null;
+    job = write_job(db_, db_.sql().finish.extend, bound_id, tok, [&](soci::statement& st) {
+      st.exchange(use(lease_ms, "lease_ms"));
+      st.exchange(use(progress, progress_ind, "progress"));
+      st.exchange(use(note, note_ind, "note"));
+      st.exchange(use(checkpoint, checkpoint_ind, "checkpoint"));
+    });
   });
   if (!job) throw_lease_lost(id, " (an expired lease cannot be extended)");
   return *job;

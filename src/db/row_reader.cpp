@@ -54,6 +54,12 @@ Job JobRowReader::job() const {
   j.updated_at = text(QC_AT("updated_at"));
   j.finished_at = opt_at(QC_AT("finished_at"));
   j.dead_from = opt_at(QC_AT("dead_from"));
+  j.trace_parent = opt_at(QC_AT("trace_parent"));
+  j.trace_state = opt_at(QC_AT("trace_state"));
+  if (nulls_[QC_AT("progress")] != soci::i_null)
+    j.progress = static_cast<int>(num(QC_AT("progress")));
+  j.progress_note = opt_at(QC_AT("progress_note"));
+  j.checkpoint = opt_at(QC_AT("checkpoint"));
 #undef QC_AT
   return j;
 }

@@ -152,7 +152,9 @@ struct FinishStatements {
   // The pick binds only :id :token -> the job's columns as the write left them.
   GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
   GuardedWrite fail_final;  // :error :id :token
-  GuardedWrite extend;      // :lease_ms :id :token (refuses an expired lease)
+  // :lease_ms :id :token (refuses an expired lease); :progress :note :checkpoint, each
+  // kept as stored when NULL
+  GuardedWrite extend;
   GuardedWrite release;     // :id :token
 };
 
@@ -192,6 +194,9 @@ struct TopStatements {
   // :limit -> id, queue, attempts, seconds since it failed, the first 400 characters of
   // last_error; newest first.
   std::string failures;
+  // :limit -> id, queue, locked_by, progress, progress_note of processing jobs that
+  // reported either; the latest written (updated_at) first.
+  std::string progress;
 };
 
 // `leases` and the reaper.

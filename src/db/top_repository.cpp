@@ -128,6 +128,32 @@ TopSnapshot TopRepository::read(int workers, int failures) {
       out.failures.push_back(f);
     }
 
+    {
+      long long job = 0;
+      int progress = 0, progress_limit = failures;
+      std::string worker, note;
+      soci::indicator worker_ind = soci::i_null, progress_ind = soci::i_null,
+                      note_ind = soci::i_null;
+      soci::statement reported(s);
+      reported.exchange(soci::into(job));
+      reported.exchange(soci::into(name));
+      reported.exchange(soci::into(worker, worker_ind));
+      reported.exchange(soci::into(progress, progress_ind));
+      reported.exchange(soci::into(note, note_ind));
+      reported.exchange(soci::use(progress_limit, "limit"));
+      prepare_once(reported, q.top.progress);
+      out.progress.clear();
+      for (bool got = reported.execute(true); got; got = reported.fetch()) {
+        TopProgress p;
+        p.id = job;
+        p.queue = name;
+        if (worker_ind != soci::i_null) p.worker = worker;
+        if (progress_ind != soci::i_null) p.progress = progress;
+        if (note_ind != soci::i_null) p.note = note;
+        out.progress.push_back(p);
+      }
+    }
+
     long long late = 0;
     std::string queue;
     int late_limit = 5;

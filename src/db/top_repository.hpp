@@ -41,6 +41,15 @@ struct TopFailure {
   std::string error;                  // the start of last_error (400 characters at most)
 };
 
+// A running job that reported progress or a note (extend, or a command under `work`).
+struct TopProgress {
+  std::int64_t id = 0;
+  std::string queue;
+  std::optional<std::string> worker;
+  std::optional<int> progress;
+  std::optional<std::string> note;
+};
+
 // A schedule whose tick is overdue past its misfire window: nothing is firing it.
 struct TopLateSchedule {
   std::string name;
@@ -55,6 +64,7 @@ struct TopSnapshot {
   std::vector<TopQueue> queues;
   std::vector<TopWorker> workers;               // most leases first
   std::vector<TopFailure> failures;             // newest first
+  std::vector<TopProgress> progress;            // the latest reported first
   std::vector<TopLateSchedule> late_schedules;  // most overdue first
 };
 

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "core/job_report.hpp"
+#include "core/trace_context.hpp"
 
 namespace queuectl {
 
@@ -22,6 +24,23 @@ void Children::start(const Job& job) {
       {"QUEUECTL_LOCK_TOKEN", job.lock_token.value_or("")},
   };
   if (job.group_key) env["QUEUECTL_GROUP_KEY"] = *job.group_key;
+  // (A checkpoint written by other code past what one environment variable may hold is
+  // left out: `queuectl show` reads it.)
+  if (job.checkpoint && job.checkpoint->size() <= kMaxCheckpointBytes)
+    env["QUEUECTL_CHECKPOINT"] = *job.checkpoint;
+  if (o_.job_report) env["QUEUECTL_REPORT_FD"] = std::to_string(Subprocess::kReportFd);
+  // The enqueuer's trace context: as it is for the first attempt (attempts counts this
+  // claim; a release gives its attempt back); a retry is a trace of its own, linked to
+  // the first by QUEUECTL_TRACE_LINK. A job without one does not run in the worker's.
+  // (Rows written by other code are checked again: a bad value is no context.)
+  const bool traced = job.trace_parent && is_traceparent(*job.trace_parent);
+  if (traced && job.attempts <= 1) {
+    env["TRACEPARENT"] = *job.trace_parent;
+    if (job.trace_state && is_tracestate(*job.trace_state)) env["TRACESTATE"] = *job.trace_state;
+  } else if (traced) {
+    env["TRACEPARENT"] = retry_traceparent(*job.trace_parent);
+    env["QUEUECTL_TRACE_LINK"] = *job.trace_parent;
+  }
   Running r;
   r.job = job;
   r.started = Clock::now();
@@ -30,6 +49,8 @@ void Children::start(const Job& job) {
   options.argv = o_.command;
   options.path = path_;
   options.env = std::move(env);
+  options.unset = {"TRACEPARENT", "TRACESTATE", "QUEUECTL_TRACE_LINK", "QUEUECTL_CHECKPOINT",
+                   "QUEUECTL_REPORT_FD"};
   options.capture = true;
   options.input = job.payload;
   options.to_default = {SIGPIPE};  // ignored by the worker, not by the commands it runs
@@ -41,6 +62,10 @@ void Children::start(const Job& job) {
     options.on_stderr_line = [this, prefix](const std::string& line) {
       o_.job_stderr(prefix + line);
     };
+  }
+  if (o_.job_report) {
+    const std::int64_t id = job.id;
+    options.on_report_line = [this, id](const std::string& line) { o_.job_report(id, line); };
   }
   r.child = Subprocess::start(std::move(options));
   running_.push_back(std::move(r));
@@ -58,7 +83,7 @@ bool Children::holds_token(const std::string& token) const {
   return false;
 }
 
-std::vector<Running> Children::take_finished() {
+std::vector<Running> Children::take_finished(const std::function<bool(std::int64_t)>& hold) {
   std::vector<Running> done;
   for (auto it = running_.begin(); it != running_.end();) {
     try {
@@ -66,7 +91,7 @@ std::vector<Running> Children::take_finished() {
     } catch (const Error& e) {
       it->wait_error = e.what();
     }
-    if (it->child->finished() || it->wait_error) {
+    if ((it->child->finished() || it->wait_error) && !(hold && hold(it->job.id))) {
       done.push_back(std::move(*it));
       it = running_.erase(it);
     } else {

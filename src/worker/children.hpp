@@ -47,6 +47,9 @@ class Children {
     // Each line a command writes to its stderr, prefixed "job ID: " (none: only kept for
     // the job's last_error).
     std::function<void(const std::string&)> job_stderr;
+    // Each line a command writes to its report descriptor (QUEUECTL_REPORT_FD), with its
+    // job's id (none: no report descriptor).
+    std::function<void(std::int64_t, const std::string&)> job_report;
   };
 
   explicit Children(Options options);
@@ -62,8 +65,9 @@ class Children {
   // A job claimed with `token` is still running.
   bool holds_token(const std::string& token) const;
 
-  // Reaps the commands that have exited and whose output is read: they leave the set.
-  std::vector<Running> take_finished();
+  // Reaps the commands that have exited and whose output is read: they leave the set,
+  // except those `hold` says to keep for now (a report still being written).
+  std::vector<Running> take_finished(const std::function<bool(std::int64_t)>& hold = {});
   // Asks a command to stop (SIGTERM, then SIGKILL after --kill-after).
   void stop(Running& r, int sig, Clock::time_point now);
   // --timeout and --kill-after, due at `now`.

@@ -32,6 +32,22 @@ void Heartbeat::track(std::int64_t id, const std::string& token) {
 void Heartbeat::untrack(std::int64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
   tokens_.erase(id);
+  reports_.erase(id);
+}
+
+void Heartbeat::report(std::int64_t id, const JobReport& report) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!tokens_.count(id)) return;
+    reports_[id].merge(report);
+    reported_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Heartbeat::reporting(std::int64_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reports_.count(id) > 0 || writing_.count(id) > 0;
 }
 
 std::map<std::int64_t, Heartbeat::Lapse> Heartbeat::take_lost() {
@@ -61,11 +77,43 @@ void Heartbeat::loop() {
   // lines tell the outage and its end).
   bool connection_failing = false;
   std::unique_lock<std::mutex> lock(mutex_);
-  while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
-    std::vector<std::pair<std::int64_t, std::string>> batch;
-    for (const auto& [id, t] : tokens_) batch.emplace_back(id, t.token);
+  auto next_beat = Clock::now() + interval;
+  auto last_reports = Clock::now() - kReportGap;
+  while (true) {
+    // Until the beat, or a report (not sooner than kReportGap after the last ones written,
+    // so that a command reporting in a tight loop costs a few statements a second).
+    if (cv_.wait_until(lock, next_beat, [this] { return stop_ || reported_; })) {
+      if (stop_) break;
+      if (cv_.wait_until(lock, std::min(next_beat, last_reports + kReportGap),
+                         [this] { return stop_; }))
+        break;
+    }
+    const bool beat = Clock::now() >= next_beat;
+    if (beat) next_beat = Clock::now() + interval;
+    reported_ = false;
+    // The beat extends every lease; between beats, only the leases with a report.
+    struct Item {
+      std::int64_t id;
+      std::string token;
+      JobReport report;
+    };
+    std::vector<Item> batch;
+    for (const auto& [id, t] : tokens_) {
+      auto r = reports_.find(id);
+      if (!beat && r == reports_.end()) continue;
+      batch.push_back({id, t.token, r == reports_.end() ? JobReport{} : r->second});
+    }
+    // Taken: a report that cannot be written now is put back (under what came since).
+    for (const Item& item : batch)
+      if (reports_.erase(item.id)) writing_.insert(item.id);
     if (batch.empty()) continue;
+    if (!beat) last_reports = Clock::now();
     lock.unlock();
+    bool wrote_reports = false;
+    // The reports taken, until written (or their lease is found lost).
+    std::map<std::int64_t, JobReport> unwritten;
+    for (const Item& item : batch)
+      if (!item.report.empty()) unwritten[item.id] = item.report;
     std::set<std::int64_t> lost;
     std::map<std::int64_t, Clock::time_point> confirmed;
     try {
@@ -82,14 +130,19 @@ void Heartbeat::loop() {
       }
       JobRepository repo(*db);
       connection_failing = false;
-      for (const auto& [id, token] : batch) {
+      for (const Item& item : batch) {
+        const std::int64_t id = item.id;
         const auto sent = Clock::now();
         try {
-          repo.extend(id, token, lease_);
+          repo.extend(id, item.token, lease_, item.report);
+          unwritten.erase(id);
+          if (!item.report.empty()) wrote_reports = true;
           confirmed[id] = sent;
         } catch (const LeaseLost&) {
+          unwritten.erase(id);
           lost.insert(id);
         } catch (const NotFound&) {
+          unwritten.erase(id);
           lost.insert(id);  // deleted meanwhile (purged): lost as well; the others still beat
         } catch (const ConnectionLost&) {
           throw;  // ends the beat: the connection is made again at the next one
@@ -107,6 +160,13 @@ void Heartbeat::loop() {
       connection_failing = true;
     }
     lock.lock();
+    writing_.clear();
+    for (auto& [id, report] : unwritten) {
+      if (report.empty() || !tokens_.count(id)) continue;
+      auto& pending = reports_[id];
+      report.merge(pending);
+      pending = report;
+    }
     const auto now = Clock::now();
     std::set<std::int64_t> unconfirmed;
     for (auto& [id, t] : tokens_) {
@@ -120,11 +180,16 @@ void Heartbeat::loop() {
                !lost.count(id))
         unconfirmed.insert(id);
     }
-    for (auto id : lost)
+    for (auto id : lost) {
+      reports_.erase(id);
       if (tokens_.erase(id)) lost_[id] = Lapse::refused;
-    for (auto id : unconfirmed)
+    }
+    for (auto id : unconfirmed) {
+      reports_.erase(id);
       if (tokens_.erase(id)) lost_[id] = Lapse::unconfirmed;
-    if (!lost.empty() || !unconfirmed.empty()) wake_();
+    }
+    // The worker may be holding a finished job until its report is written.
+    if (!lost.empty() || !unconfirmed.empty() || wrote_reports) wake_();
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/db_url.hpp"
 #include "core/duration.hpp"
+#include "core/job.hpp"
 
 namespace queuectl {
 
@@ -36,7 +37,15 @@ class Heartbeat {
   enum class Lapse { refused, unconfirmed };
 
   void track(std::int64_t id, const std::string& token);
+  // Stops keeping the lease; a report not yet written is dropped.
   void untrack(std::int64_t id);
+  // A tracked job's command reported: written soon (at most every kReportGap), with an
+  // extend of its lease in the same statement; the newest of each part wins meanwhile. A
+  // job not tracked is ignored.
+  void report(std::int64_t id, const JobReport& report);
+  // A report of job `id` waits to be written: the worker finishes the job after it.
+  bool reporting(std::int64_t id);
+  static constexpr std::chrono::milliseconds kReportGap{100};
   // The leases ended since the last call, and why. Each is no longer tracked.
   std::map<std::int64_t, Lapse> take_lost();
 
@@ -57,6 +66,9 @@ class Heartbeat {
     std::chrono::steady_clock::time_point confirmed;
   };
   std::map<std::int64_t, Tracked> tokens_;
+  std::map<std::int64_t, JobReport> reports_;  // waiting to be written
+  std::set<std::int64_t> writing_;             // taken by the thread, being written
+  bool reported_ = false;                      // wakes the thread before the beat
   std::map<std::int64_t, Lapse> lost_;
   std::thread thread_;
 };

@@ -8,6 +8,7 @@
 #include "core/backoff.hpp"
 #include "core/errors.hpp"
 #include "core/human_time.hpp"
+#include "core/job_report.hpp"
 #include "db/admin_repository.hpp"
 #include "worker/worker_loop.hpp"
 
@@ -24,8 +25,9 @@ ClaimPacing::Limits pacing_limits(const WorkerOptions& o) {
   return {o.concurrency, o.batch, o.max_jobs, o.idle_min, o.idle_max};
 }
 
-Children::Options children_options(const WorkerOptions& o, const LogFn& job_stderr) {
-  return {o.command, o.timeout, o.kill_after, job_stderr};
+Children::Options children_options(const WorkerOptions& o, const LogFn& job_stderr,
+                                   std::function<void(std::int64_t, const std::string&)> report) {
+  return {o.command, o.timeout, o.kill_after, job_stderr, std::move(report)};
 }
 
 // A second signal: a database that hangs may not hold the worker any longer.
@@ -46,7 +48,9 @@ Worker::Worker(std::unique_ptr<Database> db, const WorkerOptions& o, LogFn log, 
       // without reading all of its payload fails the write to its stdin, not the worker.
       signals_({SIGTERM, SIGINT, SIGHUP, SIGCHLD}, {SIGPIPE}),
       pacing_(pacing_limits(o), Clock::now()),
-      children_(children_options(o, job_stderr)) {
+      children_(children_options(o, job_stderr, [this](std::int64_t id, const std::string& line) {
+        on_report(id, line);
+      })) {
   db_->give_up = give_up;
   repo_ = std::make_unique<JobRepository>(*db_);
 }
@@ -327,8 +331,20 @@ void Worker::on_signals(int count, Clock::time_point now) {
   }
 }
 
+void Worker::on_report(std::int64_t id, const std::string& line) {
+  if (line.empty()) return;
+  try {
+    heartbeat_->report(id, parse_report_line(line, o_.max_checkpoint));
+  } catch (const UsageError& e) {
+    log_("job " + std::to_string(id) + ": report ignored: " + e.what());
+  }
+}
+
 void Worker::reap_finished(Clock::time_point now) {
-  std::vector<Running> finished = children_.take_finished();
+  // A command's last report is written before its outcome: its checkpoint reaches the
+  // retry, its progress is not written over a finished job.
+  std::vector<Running> finished =
+      children_.take_finished([this](std::int64_t id) { return heartbeat_->reporting(id); });
   for (Running& r : finished) {
     finish(r);
     // At the queue's limit, the slot this job held is the one to take.

@@ -34,6 +34,8 @@ struct WorkerOptions {
   // Fire the queue's due schedules, reap its expired leases and purge its finished jobs past
   // retention, from a thread with a connection of its own (src/worker/housekeeping.hpp).
   bool housekeeping = true;
+  // The largest checkpoint a command may report (--max-payload).
+  std::size_t max_checkpoint = 1024 * 1024;
 };
 
 struct WorkerSummary {

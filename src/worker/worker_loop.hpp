@@ -69,6 +69,8 @@ class Worker {
   // ---- the loop (worker.cpp)
   void on_signals(int count, Clock::time_point now);
   void reap_finished(Clock::time_point now);
+  // A line from a command's report descriptor: to the heartbeat, or logged when it is bad.
+  void on_report(std::int64_t id, const std::string& line);
   void fill_slots();
   void start_job(const Job& job);
   ClaimPacing::Held held() const;

@@ -80,7 +80,7 @@ TEST_CASE("cli: after: a job waits until every parent is done, and the last ack 
   CHECK(shown["after"][0] == json{{"id", a["id"]}, {"state", "waiting"}});
   CHECK(show_job(url, a)["dependents"] == json::array({c["id"]}));
   RunResult text = ok(url, {"show", id_text(c)});
-  CHECK(contains(text.out, "status:       waiting"));
+  CHECK(contains(text.out, "status:        waiting"));
   CHECK(contains(text.out,
                  "after:        " + id_text(a) + " (waiting), " + id_text(b) + " (waiting)"));
 

@@ -147,7 +147,7 @@ TEST_CASE(
     CHECK(std::regex_match(
         wl[0],
         std::regex(
-            R"(ID\s+QUEUE\s+STATUS\s+PRI\s+ATTEMPTS\s+CREATED_AT\s+RUN_AT\s+LOCK_UNTIL\s+WORKER\s+TOKEN\s+GROUP\s+PAYLOAD)")));
+            R"(ID\s+QUEUE\s+STATUS\s+PRI\s+ATTEMPTS\s+CREATED_AT\s+RUN_AT\s+LOCK_UNTIL\s+WORKER\s+TOKEN\s+GROUP\s+PROGRESS\s+PAYLOAD)")));
     const json token = show(url, job["id"].get<long long>())["lock_token"];
     CHECK(contains(wl[1], token.get<std::string>()));
     CHECK(contains(wl[1], " w1 "));
@@ -237,9 +237,9 @@ TEST_CASE("cli: show describes one job: a field a line, last_error a block, payl
 
   RunResult r = ok(url, {"show", id_text(job)});
   const auto lines = lines_of(r.out);
-  CHECK(lines[0] == "id:           " + id_text(job));
-  CHECK(contains(r.out, "\nqueue:        emails\n"));
-  CHECK(contains(r.out, "\nstatus:       failed\n"));
+  CHECK(lines[0] == "id:            " + id_text(job));
+  CHECK(contains(r.out, "\nqueue:         emails\n"));
+  CHECK(contains(r.out, "\nstatus:        failed\n"));
   CHECK(contains(r.out,
                  "\nlast_error:\n"
                  "  Traceback (most recent call last):\n"
@@ -254,10 +254,10 @@ TEST_CASE("cli: show describes one job: a field a line, last_error a block, payl
                  "      \"y\"\n"
                  "    ]\n"
                  "  }\n"));
-  CHECK(contains(r.out, "\nresult:       -\n"));
+  CHECK(contains(r.out, "\nresult:        -\n"));
   // Times: RFC 3339 with how long ago.
   CHECK(std::regex_search(
-      r.out, std::regex(R"(\ncreated_at:   \d{4}-\d\d-\d\dT\S+Z \((now|\d+s ago)\)\n)")));
+      r.out, std::regex(R"(\ncreated_at:    \d{4}-\d\d-\d\dT\S+Z \((now|\d+s ago)\)\n)")));
   CHECK(r.out.find('\x1b') == std::string::npos);
 
   json doc = parse(ok(url, {"-o", "json", "show", id_text(job)}).out);

@@ -15,10 +15,18 @@ namespace queuectl::testing::cli {
 TEST_CASE("cli: fields: every field show prints works with --field and is completed") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
-  // A dead letter, so that every field has a value (dead_from is shown only when set).
+  // A dead letter with trace context and a report, so that every field has a value
+  // (dead_from, the trace and the report are shown only when set).
   ok(url, {"queue", "q", "--dead-letter", "q.dead"});
-  json job = enqueue(url, "q", R"({"n":1})", {"--group-key", "g", "--dedupe-key", "d"});
+  json job = parse(
+      ok(url, {"-o", "json", "enqueue", "q", R"({"n":1})", "--group-key", "g", "--dedupe-key", "d"},
+         "",
+         {{"TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+          {"TRACESTATE", "a=b"}})
+          .out);
   json claimed = claim_one(url, "q");
+  ok(url, {"extend", id_text(claimed), "--token", claimed["lock_token"].get<std::string>(),
+           "--progress", "10", "--note", "n", "--checkpoint", "{\"c\":1}"});
   ok(url, {"fail", id_text(claimed), "--token", claimed["lock_token"].get<std::string>(),
            "--permanent", "--error", "boom"});
   const json shown = show(url, job["id"]);

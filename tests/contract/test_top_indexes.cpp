@@ -132,6 +132,10 @@ TEST_CASE("top's statements use their indexes among 100,000 done jobs, and count
     INFO("top_workers");
     check_uses(plan_of(fx.db(), q.top.workers, 5), leases_index);
   }
+  {
+    INFO("top_progress");
+    check_uses(plan_of(fx.db(), q.top.progress, 5), leases_index);
+  }
 
   TopSnapshot snap = TopRepository(fx.db()).read(5, 5);
   REQUIRE(snap.queues.size() == 2);

@@ -65,5 +65,5 @@ TEST_CASE("job fields: a job's JSON has the table's fields, in its order") {
   std::vector<std::string> keys;
   for (const auto& [key, value] : doc.items()) keys.push_back(key);
   CHECK(keys == queuectl::job_field_names());
-  static_assert(queuectl::job_field("dead_from") == queuectl::kJobFields.size() - 1);
+  static_assert(queuectl::job_field("checkpoint") == queuectl::kJobFields.size() - 1);
 }

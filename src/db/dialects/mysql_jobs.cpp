@@ -52,16 +52,17 @@ EnqueueStatements make_enqueue(const std::string& cols) {
   // first.
   s.insert_job = R"(
     INSERT IGNORE INTO job_queue
-           (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+           (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key, trace_parent,
+            trace_state)
     VALUES (:queue, :priority,
             COALESCE(CAST(:run_at AS DATETIME(6)), NOW(6)) + INTERVAL (:delay_ms * 1000) MICROSECOND,
-            :max_attempts, :payload, :dedupe_key, :group_key))";
+            :max_attempts, :payload, :dedupe_key, :group_key, :trace_parent, :trace_state))";
   s.values_rows.prefix =
       "INSERT IGNORE INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
-      "group_key) VALUES ";
+      "group_key, trace_parent, trace_state) VALUES ";
   s.values_rows.row =
       "(:q{n}, :p{n}, COALESCE(CAST(:r{n} AS DATETIME(6)), NOW(6)) + INTERVAL (:d{n} * 1000) "
-      "MICROSECOND, :m{n}, :j{n}, :k{n}, :g{n})";
+      "MICROSECOND, :m{n}, :j{n}, :k{n}, :g{n}, :t{n}, :s{n})";
   s.values_rows.suffix = "";
   s.last_insert_id = "SELECT LAST_INSERT_ID()";
   s.job_by_dedupe_key =
@@ -133,6 +134,7 @@ ClaimStatements make_claim(const std::string& cols) {
     UPDATE job_queue
        SET status = 1,
            attempts = attempts + 1,
+           progress = NULL, progress_note = NULL,
            locked_by = :worker,
            lock_token = :token,
            locked_at = CAST(:claimed_at AS DATETIME(6)),
@@ -203,7 +205,10 @@ FinishStatements make_finish() {
      WHERE id = :id AND status = 1 AND lock_token = :token)";
   s.extend.write = R"(
     UPDATE job_queue
-       SET lock_until = )" QC_NOW_PLUS(":lease_ms") R"(, updated_at = NOW(6)
+       SET lock_until = )" QC_NOW_PLUS(":lease_ms") R"(, updated_at = NOW(6),
+           progress = COALESCE(:progress, progress),
+           progress_note = COALESCE(:note, progress_note),
+           checkpoint = COALESCE(:checkpoint, checkpoint)
      WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > NOW(6))";
   s.release.write = R"(
     UPDATE job_queue

@@ -106,6 +106,12 @@ TopStatements make_top() {
      WHERE status = 3 AND finished_at IS NOT NULL
      ORDER BY finished_at DESC
      LIMIT CAST(:limit AS integer))";
+  s.progress = R"(
+    SELECT id, queue, locked_by, progress, progress_note
+      FROM job_queue
+     WHERE status = 1 AND (progress IS NOT NULL OR progress_note IS NOT NULL)
+     ORDER BY updated_at DESC
+     LIMIT CAST(:limit AS integer))";
   return s;
 }
 

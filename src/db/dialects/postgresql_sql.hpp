@@ -76,7 +76,9 @@ inline std::string job_columns(const std::string& a) {
          "attempts, " + a + "max_attempts, " + a + "payload, " + a + "result, " + a +
          "last_error, " + a + "locked_by, " + a + "lock_token, " + ts("locked_at") + ", " +
          ts("lock_until") + ", " + a + "dedupe_key, " + a + "group_key, " + ts("created_at") +
-         ", " + ts("updated_at") + ", " + ts("finished_at") + ", " + a + "dead_from";
+         ", " + ts("updated_at") + ", " + ts("finished_at") + ", " + a + "dead_from, " + a +
+         "trace_parent, " + a + "trace_state, " + a + "progress, " + a + "progress_note, " + a +
+         "checkpoint";
 }
 
 // The distinct queues of job_queue as the CTE `jq`, by a loose index scan (one probe of

@@ -101,6 +101,12 @@ TopStatements make_top() {
      WHERE status = 3 AND finished_at IS NOT NULL
      ORDER BY finished_at DESC
      LIMIT :limit)";
+  s.progress = R"(
+    SELECT id, queue, locked_by, progress, progress_note
+      FROM job_queue INDEXED BY job_queue_leases
+     WHERE status = 1 AND (progress IS NOT NULL OR progress_note IS NOT NULL)
+     ORDER BY updated_at DESC
+     LIMIT :limit)";
   return s;
 }
 

@@ -45,17 +45,18 @@ constexpr const char* kKeyHasToken = R"((j.group_key IS NULL OR NOT EXISTS (
 EnqueueStatements make_enqueue(const std::string& cols) {
   EnqueueStatements s;
   s.insert_job = R"(
-    INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key)
+    INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, group_key,
+                           trace_parent, trace_state)
     VALUES (:queue, :priority,
             strftime('%Y-%m-%d %H:%M:%f', COALESCE(:run_at, 'now'), (:delay_ms / 1000.0) || ' seconds'),
-            :max_attempts, :payload, :dedupe_key, :group_key)
+            :max_attempts, :payload, :dedupe_key, :group_key, :trace_parent, :trace_state)
     ON CONFLICT DO NOTHING)";
   s.values_rows.prefix =
       "INSERT INTO job_queue (queue, priority, run_at, max_attempts, payload, dedupe_key, "
-      "group_key) VALUES ";
+      "group_key, trace_parent, trace_state) VALUES ";
   s.values_rows.row =
       "(?, ?, strftime('%Y-%m-%d %H:%M:%f', COALESCE(?, 'now'), (? / 1000.0) || ' seconds'), "
-      "?, ?, ?, ?)";
+      "?, ?, ?, ?, ?, ?)";
   s.values_rows.suffix = " ON CONFLICT DO NOTHING";
   s.last_insert_id = "SELECT last_insert_rowid()";
   // One writer at a time, and a new rowid is the largest so far plus one: a multi-row
@@ -81,6 +82,7 @@ ClaimStatements make_claim(const std::string& cols) {
     UPDATE job_queue
        SET status = 1,
            attempts = attempts + 1,
+           progress = NULL, progress_note = NULL,
            locked_by = :worker,
            lock_token = :token,
            locked_at = )" QC_NOW R"(,
@@ -165,7 +167,10 @@ FinishStatements make_finish(const std::string& cols) {
                                  cols);
   s.extend.write = returning(R"(
     UPDATE job_queue
-       SET lock_until = )" QC_NOW_PLUS(":lease_ms") ", updated_at = " QC_NOW R"(
+       SET lock_until = )" QC_NOW_PLUS(":lease_ms") ", updated_at = " QC_NOW R"(,
+           progress = COALESCE(:progress, progress),
+           progress_note = COALESCE(:note, progress_note),
+           checkpoint = COALESCE(:checkpoint, checkpoint)
      WHERE id = :id AND status = 1 AND lock_token = :token AND lock_until > )" QC_NOW,
                              cols);
   s.release.write = returning(R"(

@@ -36,7 +36,8 @@ inline constexpr const char* kJobColumns =
     "id, queue, status, priority, " QC_TS("run_at") ", attempts, max_attempts, payload, "
     "result, last_error, locked_by, lock_token, " QC_TS("locked_at") ", " QC_TS("lock_until") ", "
     "dedupe_key, group_key, " QC_TS("created_at") ", " QC_TS("updated_at") ", "
-    QC_TS("finished_at") ", dead_from";
+    QC_TS("finished_at") ", dead_from, trace_parent, trace_state, progress, progress_note, "
+    "checkpoint";
 
 // A guarded write that reports what it changed (see GuardedWrite).
 inline std::string returning(const std::string& write, const std::string& what) {
