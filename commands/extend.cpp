@@ -62,7 +62,7 @@ void setup_extend(CLI::App& app, Context& ctx) {
       "token check: a stale token writes nothing. Each replaces what was stored; the others\n"
       "are kept. The checkpoint outlives the attempt: a retried or reaped job's next claim\n"
       "returns it (and `work` gives it in QUEUECTL_CHECKPOINT). Under `work`, a command\n"
-      "reports without the token on descriptor 3 (see queuectl work --help).\n"
+      "reports without the token on descriptor 3 (see queuectl help work).\n"
       "Examples:\n"
       "  queuectl extend 42 --token T --lease 5m\n"
       "  queuectl extend 42 --token T --progress 40 --note 'table 3 of 8'\n"

@@ -234,6 +234,7 @@ bool make_pipe(int fds[2]) {
     fds[i] = moved;
     if (moved < 0) {
       if (fds[1 - i] >= 0) close(fds[1 - i]);
+      fds[1 - i] = -1;
       return false;
     }
   }
@@ -395,6 +396,17 @@ void Subprocess::record_status(int status) {
   reaped_ = true;
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   after_reaping(true);
+  // What the command reported is in the pipe by now (it cannot exit while blocked writing
+  // there): read to the end of what is there, and done. A process that left the group (setsid,
+  // a daemon) may still hold descriptor 3, and must not keep the job from finishing.
+  if (report_fd_ >= 0) {
+    char buf[16384];
+    ssize_t n;
+    while ((n = read(report_fd_, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0) report_line_.append(buf, static_cast<std::size_t>(n));
+    pass_report_lines(true);
+    close_fd(report_fd_);
+  }
 }
 
 void Subprocess::after_reaping(bool status_known) {

@@ -26,7 +26,9 @@ void Children::start(const Job& job) {
   if (job.group_key) env["QUEUECTL_GROUP_KEY"] = *job.group_key;
   // (A checkpoint written by other code past what one environment variable may hold is
   // left out: `queuectl show` reads it.)
-  if (job.checkpoint && job.checkpoint->size() <= kMaxCheckpointBytes)
+  // (Linux refuses one variable over 128 KiB; the database may give back a checkpoint of
+  // kMaxCheckpointBytes with a space after each ':' and ',', under that.)
+  if (job.checkpoint && job.checkpoint->size() < 128 * 1024 - sizeof("QUEUECTL_CHECKPOINT="))
     env["QUEUECTL_CHECKPOINT"] = *job.checkpoint;
   if (o_.job_report) env["QUEUECTL_REPORT_FD"] = std::to_string(Subprocess::kReportFd);
   // The enqueuer's trace context: as it is for the first attempt (attempts counts this

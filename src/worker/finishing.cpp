@@ -115,6 +115,9 @@ void Worker::give_back(const Job& job, const std::string& why) {
 void Worker::lease_ended(std::int64_t id, Heartbeat::Lapse lapse, Clock::time_point now) {
   const bool unconfirmed = lapse == Heartbeat::Lapse::unconfirmed;
   if (Running* r = children_.find(id)) {
+    // Ended, and held only until its last report is written: its outcome is queued as any
+    // other's, and written if the lease is still its own when the database answers.
+    if (r->child->reaped()) return;
     if (!r->lease_lost) {
       r->lease_lost = true;
       r->lease_unconfirmed = unconfirmed;

@@ -91,6 +91,8 @@ void Heartbeat::loop() {
     const bool beat = Clock::now() >= next_beat;
     if (beat) next_beat = Clock::now() + interval;
     reported_ = false;
+    // While the database does not answer, reports wait for the beat's one try.
+    if (!beat && connection_failing) continue;
     // The beat extends every lease; between beats, only the leases with a report.
     struct Item {
       std::int64_t id;
@@ -172,6 +174,10 @@ void Heartbeat::loop() {
     for (auto& [id, t] : tokens_) {
       auto it = confirmed.find(id);
       if (it != confirmed.end()) t.confirmed = it->second;
+      // Judged at beats only: a pass that wrote some jobs' reports extended no other lease,
+      // and the rule counts on a beat's extend of each.
+      else if (!beat)
+        continue;
       // Unconfirmed for so long that the lease may end before the next beat has had its
       // chance: less left than a beat, its lock wait, and half a beat to stop the command.
       // Give it up now, while it is still ours. The worker says what that means for the

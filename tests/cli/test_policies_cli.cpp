@@ -91,7 +91,7 @@ TEST_CASE(
   CHECK(moved["last_error"] == "smtp 550");
   CHECK(moved["dead_from"] == "mail");
   CHECK(failed.err.find("moved to its dead-letter queue mail-dead") != std::string::npos);
-  CHECK(ok(url, {"show", id_text(job)}).out.find("dead_from:    mail") != std::string::npos);
+  CHECK(ok(url, {"show", id_text(job)}).out.find("dead_from:     mail") != std::string::npos);
 
   // Through the reaper: the lease of a job on its last attempt runs out.
   json second = enqueue(url, "mail", "{}", {"--max-attempts", "1"});

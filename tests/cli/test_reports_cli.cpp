@@ -254,7 +254,7 @@ TEST_CASE(
   const std::string script =
       "if [ -z \"$QUEUECTL_CHECKPOINT\" ]; then "
       "echo 'checkpoint {\"step\": 3}' >&3; echo 'progress 30' >&3; touch '" +
-      reported + "'; sleep 60; else printf '%s' \"$QUEUECTL_CHECKPOINT\" > '" + seen + "'; fi";
+      reported + "'; exec sleep 60; else printf '%s' \"$QUEUECTL_CHECKPOINT\" > '" + seen + "'; fi";
   const int worker = spawn_queuectl(
       url, {"work", "k", "--lease", "2s", "--no-housekeeping", "--", "sh", "-c", script},
       dir.path() + "/worker.log");
@@ -281,6 +281,41 @@ TEST_CASE(
   json done = show(url, id);
   CHECK(done["status"] == "done");
   CHECK(done["attempts"] == 2);
+}
+
+TEST_CASE(
+    "cli: work: one command reporting in a tight loop costs the other jobs no lease, and "
+    "a daemon that keeps descriptor 3 does not hold its job") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  for (int i = 0; i < 3; ++i) enqueue(url, "busy", "{\"n\":" + std::to_string(i) + "}");
+  // Job 0 reports every 20 ms for 4 s; the others sleep as long: the reports' writes must not
+  // be taken for beats that left the others' leases unconfirmed (a 3 s lease beats every 1 s).
+  const std::string script =
+      "n=$(cat | tr -dc 0-9); if [ \"$n\" = 0 ]; then i=0; while [ $i -lt 200 ]; do "
+      "echo \"progress $((i / 2))\" >&3; i=$((i + 1)); sleep 0.02; done; else sleep 4; fi";
+  RunResult r = queuectl(url, {"-o", "json", "work", "busy", "--drain", "--concurrency", "3",
+                               "--lease", "3s", "--", "sh", "-c", script});
+  INFO(dump(r));
+  REQUIRE(r.exit_code == 0);
+  const json summary = parse(r.out);
+  CHECK(summary["done"] == 3);
+  CHECK(summary["lost"] == 0);
+
+  // A daemon that leaves the group with descriptor 3 open: the job ends with its command.
+  enqueue(url, "daemon");
+  const std::string started = dir.path() + "/daemon";
+  const std::string daemon = "echo 'progress 5' >&3; setsid sh -c 'echo $$ > \"" + started +
+                             "\"; exec sleep 30' >/dev/null 2>&1 </dev/null & exit 0";
+  // (Under `timeout`: a job held by the daemon would hold the worker for ever.)
+  RunResult d = run_process({"timeout", "60", QUEUECTL_BINARY, "--db", url, "-o", "json", "work",
+                             "daemon", "--drain", "--max-jobs", "1", "--", "sh", "-c", daemon});
+  INFO(dump(d));
+  const int pid = read_pid(started);
+  if (pid > 0) kill(pid, SIGKILL);
+  REQUIRE(d.exit_code == 0);
+  CHECK(parse(d.out)["done"] == 1);
 }
 
 }  // namespace queuectl::testing::cli
