@@ -25,7 +25,29 @@ Output run_list(Context& ctx, const ListOptions& o) {
     validate_queue_name(o.queue);
     f.queue = o.queue;
   }
-  if (!o.status.empty()) f.statuses = parse_status_list(o.status);
+  if (!o.status.empty()) {
+    // "waiting" (a ready job held by --after, as list shows it) is a status of its own
+    // here: `--status ready` lists the others, `--status waiting` those alone.
+    std::string others;
+    bool ready = false, waiting = false;
+    std::size_t start = 0;
+    while (start <= o.status.size()) {
+      std::size_t comma = o.status.find(',', start);
+      if (comma == std::string::npos) comma = o.status.size();
+      const std::string item = o.status.substr(start, comma - start);
+      if (item.empty()) throw UsageError("empty status in --status '" + o.status + "'");
+      if (item == "waiting")
+        waiting = true;
+      else
+        others += (others.empty() ? "" : ",") + item;
+      if (item == "ready") ready = true;
+      start = comma + 1;
+    }
+    if (!others.empty()) f.statuses = parse_status_list(others);
+    if (waiting && !ready) f.statuses.push_back(Status::ready);
+    f.ready_now = ready || !waiting;
+    f.waiting = waiting || !ready;
+  }
   validate_positive(o.limit, "--limit");
   if (o.limit > 100000) throw UsageError("--limit " + std::to_string(o.limit) + " is over 100000");
   f.limit = o.limit;
@@ -57,7 +79,8 @@ void setup_list(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("list", "List jobs, oldest (or newest) first, a page at a time");
   sub->add_option("QUEUE", o->queue, "Only this queue");
   sub->add_option("--status", o->status,
-                  "Only these statuses: ready,processing,done,failed,canceled");
+                  "Only these statuses: ready,waiting,processing,done,failed,canceled "
+                  "(ready: due or scheduled; waiting: held by --after)");
   sub->add_option("--limit", o->limit, "Jobs per page (default 100)");
   sub->add_option("--after", o->after, "Start after this job id (keyset paging)");
   sub->add_flag("--newest-first", o->newest_first, "Newest job first (highest id)");

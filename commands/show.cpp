@@ -12,7 +12,8 @@ namespace {
 // "key:" padded as job_view pads its fields.
 std::string field_line(const std::string& key, const std::string& value) {
   std::string head = key + ":";
-  return head + std::string(head.size() < 14 ? 14 - head.size() : 1, ' ') + value;
+  return head + std::string(head.size() < kJobKeyWidth ? kJobKeyWidth - head.size() : 1, ' ') +
+         value;
 }
 
 // What a job waits for (enqueue --after), and which jobs wait for it.

@@ -246,9 +246,6 @@ void append_job_ndjson(std::string& out, const Job& j) {
   out += "}\n";
 }
 
-// `show`'s keys line up after the longest field name (progress_note) and its colon.
-constexpr std::size_t kJobKeyWidth = 15;
-
 Output job_view(const Job& job, const std::optional<std::string>& now_given) {
   Output out;
   out.document = job_json(job);

@@ -20,6 +20,8 @@ namespace queuectl {
 
 // Every column of a job; status as a name; payload and result as JSON.
 nlohmann::ordered_json job_json(const Job& job);
+// Where `show`'s values start: after the longest field name (progress_note) and its colon.
+inline constexpr std::size_t kJobKeyWidth = 15;
 // A job's last reported progress for a table cell: "40% table 3 of 8", "40%", the note
 // alone, or "-".
 std::string progress_text(const Job& job);

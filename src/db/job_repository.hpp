@@ -80,6 +80,10 @@ struct FailRequest {
 struct ListFilter {
   std::optional<std::string> queue;
   std::vector<Status> statuses;  // empty: all
+  // Of the ready jobs (when ready is listed): those waiting for other jobs (enqueue
+  // --after), the others (due or scheduled), or both.
+  bool ready_now = true;
+  bool waiting = true;
   std::int64_t after = 0;
   bool newest_first = false;  // then `after` is an upper bound (0: none), ids descending
   int limit = 100;

@@ -42,11 +42,14 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
     long long bound =
         f.newest_first && f.after == 0 ? std::numeric_limits<long long>::max() : f.after;
     int limit = f.limit;
+    int ready_now = f.ready_now ? 1 : 0, waiting = f.waiting ? 1 : 0;
     const std::string& sql =
         f.newest_first ? db_.sql().listing.list_jobs_newest : db_.sql().listing.list_jobs;
     jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
       st.exchange(use(queue, queue_ind, "queue"));
       st.exchange(use(mask, "status_mask"));
+      st.exchange(use(ready_now, "ready_now"));
+      st.exchange(use(waiting, "waiting"));
       st.exchange(use(bound, f.newest_first ? "before" : "after"));
       st.exchange(use(limit, "limit"));
     });

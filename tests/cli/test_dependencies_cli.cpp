@@ -82,7 +82,7 @@ TEST_CASE("cli: after: a job waits until every parent is done, and the last ack 
   RunResult text = ok(url, {"show", id_text(c)});
   CHECK(contains(text.out, "status:        waiting"));
   CHECK(contains(text.out,
-                 "after:        " + id_text(a) + " (waiting), " + id_text(b) + " (waiting)"));
+                 "after:         " + id_text(a) + " (waiting), " + id_text(b) + " (waiting)"));
 
   run_one(url, a);
   CHECK(status(url, c) == "waiting");
@@ -96,6 +96,33 @@ TEST_CASE("cli: after: a job waits until every parent is done, and the last ack 
   json d = enqueue(url, "publish", "{}", {"--after", id_text(a)});
   CHECK(d["status"] == "ready");
   CHECK(show_job(url, d)["waiting_for"] == 0);
+}
+
+TEST_CASE("cli: list --status waiting lists the jobs held by --after; ready lists the others") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const json parent = enqueue(url, "w");
+  const json later = enqueue(url, "w", "{}", {"--delay", "1h"});
+  const json child = enqueue(url, "w", "{}", {"--after", id_text(parent)});
+  const json done = claim_one(url, "w");
+  REQUIRE(done["id"] == parent["id"]);
+  auto ids = [&](const std::string& statuses) {
+    std::vector<std::string> args = {"list", "w"};
+    if (!statuses.empty()) args.insert(args.end(), {"--status", statuses});
+    std::vector<std::int64_t> out;
+    for (const json& j : ok_json(url, args)) out.push_back(j["id"].get<std::int64_t>());
+    return out;
+  };
+  using Ids = std::vector<std::int64_t>;
+  CHECK(ids("waiting") == Ids{id_of(child)});
+  CHECK(ids("ready") == Ids{id_of(later)});
+  CHECK(ids("ready,waiting") == Ids{id_of(later), id_of(child)});
+  CHECK(ids("waiting,processing") == Ids{id_of(parent), id_of(child)});
+  CHECK(ids("processing") == Ids{id_of(parent)});
+  CHECK(ids("") == Ids{id_of(parent), id_of(later), id_of(child)});
+  CHECK(contains(ok(url, {"list", "w", "--status", "waiting"}).out, "waiting"));
+  rejects(fixture, {"list", "--status", "waiting,"}, "status");
+  rejects(fixture, {"list", "--status", "waiting,bogus"}, "bogus");
 }
 
 TEST_CASE("cli: after: acks of parents in one batch, with results, and by a worker") {

@@ -13,6 +13,8 @@ ListingStatements make_listing(const std::string& cols) {
       FROM job_queue
      WHERE queue = COALESCE(:queue, queue)
        AND ((:status_mask >> status) & 1) = 1
+       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMP'2038-01-19 03:14:07.999999'
+                                THEN :waiting ELSE :ready_now END = 1)
        AND id > :after
      ORDER BY id
      LIMIT :limit)";
@@ -20,6 +22,8 @@ ListingStatements make_listing(const std::string& cols) {
       FROM job_queue
      WHERE queue = COALESCE(:queue, queue)
        AND ((:status_mask >> status) & 1) = 1
+       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMP'2038-01-19 03:14:07.999999'
+                                THEN :waiting ELSE :ready_now END = 1)
        AND id < :before
      ORDER BY id DESC
      LIMIT :limit)";

@@ -12,18 +12,26 @@ ListingStatements make_listing(const std::string& cols) {
   s.list_jobs = "SELECT " + cols + R"(
       FROM job_queue,
            (SELECT CAST(:queue AS text) AS arg_queue,
-                   CAST(:status_mask AS integer) AS arg_mask) a
+                   CAST(:status_mask AS integer) AS arg_mask,
+                   CAST(:ready_now AS integer) AS arg_ready,
+                   CAST(:waiting AS integer) AS arg_waiting) a
      WHERE (a.arg_queue IS NULL OR queue = a.arg_queue)
        AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMPTZ '9999-12-31 00:00:00+00'
+                                THEN a.arg_waiting ELSE a.arg_ready END = 1)
        AND id > CAST(:after AS bigint)
      ORDER BY id
      LIMIT CAST(:limit AS integer))";
   s.list_jobs_newest = "SELECT " + cols + R"(
       FROM job_queue,
            (SELECT CAST(:queue AS text) AS arg_queue,
-                   CAST(:status_mask AS integer) AS arg_mask) a
+                   CAST(:status_mask AS integer) AS arg_mask,
+                   CAST(:ready_now AS integer) AS arg_ready,
+                   CAST(:waiting AS integer) AS arg_waiting) a
      WHERE (a.arg_queue IS NULL OR queue = a.arg_queue)
        AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMPTZ '9999-12-31 00:00:00+00'
+                                THEN a.arg_waiting ELSE a.arg_ready END = 1)
        AND id < CAST(:before AS bigint)
      ORDER BY id DESC
      LIMIT CAST(:limit AS integer))";

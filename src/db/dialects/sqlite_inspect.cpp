@@ -12,6 +12,8 @@ ListingStatements make_listing(const std::string& cols) {
       FROM job_queue
      WHERE queue = COALESCE(:queue, queue)
        AND ((:status_mask >> status) & 1) = 1
+       AND (status <> 0 OR CASE WHEN run_at >= '9999-12-31 00:00:00.000'
+                                THEN :waiting ELSE :ready_now END = 1)
        AND id > :after
      ORDER BY id
      LIMIT :limit)";
@@ -19,6 +21,8 @@ ListingStatements make_listing(const std::string& cols) {
       FROM job_queue
      WHERE queue = COALESCE(:queue, queue)
        AND ((:status_mask >> status) & 1) = 1
+       AND (status <> 0 OR CASE WHEN run_at >= '9999-12-31 00:00:00.000'
+                                THEN :waiting ELSE :ready_now END = 1)
        AND id < :before
      ORDER BY id DESC
      LIMIT :limit)";
