@@ -24,10 +24,9 @@ void Children::start(const Job& job) {
       {"QUEUECTL_LOCK_TOKEN", job.lock_token.value_or("")},
   };
   if (job.group_key) env["QUEUECTL_GROUP_KEY"] = *job.group_key;
-  // (A checkpoint written by other code past what one environment variable may hold is
-  // left out: `queuectl show` reads it.)
-  // (Linux refuses one variable over 128 KiB; the database may give back a checkpoint of
-  // kMaxCheckpointBytes with a space after each ':' and ',', under that.)
+  // Linux refuses one variable over 128 KiB. A checkpoint of kMaxCheckpointBytes comes back
+  // from the database under that even with a space after each ':' and ','; a larger one
+  // written by other code is left out (`queuectl show ID --field checkpoint` reads it).
   if (job.checkpoint && job.checkpoint->size() < 128 * 1024 - sizeof("QUEUECTL_CHECKPOINT="))
     env["QUEUECTL_CHECKPOINT"] = *job.checkpoint;
   if (o_.job_report) env["QUEUECTL_REPORT_FD"] = std::to_string(Subprocess::kReportFd);
