@@ -155,7 +155,7 @@ struct FinishStatements {
   // :lease_ms :id :token (refuses an expired lease); :progress :note :checkpoint, each
   // kept as stored when NULL
   GuardedWrite extend;
-  GuardedWrite release;     // :id :token
+  GuardedWrite release;  // :id :token
 };
 
 // `list` and `stats`.

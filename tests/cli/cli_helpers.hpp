@@ -139,12 +139,32 @@ inline std::string table_text(FreshDatabase& fixture, const std::string& table,
 // row, the queues' settings and (SQLite) the named-lock rows. Equal fingerprints before
 // and after a command mean it wrote nothing at all, not only that no row was added.
 inline std::string db_fingerprint(FreshDatabase& fixture) {
-  static const std::vector<std::string> job_columns = {
-      "id",           "queue",      "status",        "priority",   "run_at",     "attempts",
-      "max_attempts", "payload",    "result",        "last_error", "locked_by",  "lock_token",
-      "locked_at",    "lock_until", "dedupe_key",    "group_key",  "created_at", "updated_at",
-      "finished_at",  "dead_from",  "has_dependents", "trace_parent", "trace_state", "progress",
-      "progress_note", "checkpoint"};
+  static const std::vector<std::string> job_columns = {"id",
+                                                       "queue",
+                                                       "status",
+                                                       "priority",
+                                                       "run_at",
+                                                       "attempts",
+                                                       "max_attempts",
+                                                       "payload",
+                                                       "result",
+                                                       "last_error",
+                                                       "locked_by",
+                                                       "lock_token",
+                                                       "locked_at",
+                                                       "lock_until",
+                                                       "dedupe_key",
+                                                       "group_key",
+                                                       "created_at",
+                                                       "updated_at",
+                                                       "finished_at",
+                                                       "dead_from",
+                                                       "has_dependents",
+                                                       "trace_parent",
+                                                       "trace_state",
+                                                       "progress",
+                                                       "progress_note",
+                                                       "checkpoint"};
   std::string text = "job_queue:\n" + table_text(fixture, "job_queue", job_columns, "id");
   text += "queuectl_queues:\n" +
           table_text(fixture, "queuectl_queues",

@@ -11,13 +11,12 @@ namespace queuectl::testing::cli {
 
 namespace {
 
-const char* const kJobColumns[] = {"id",         "queue",      "status",       "priority",
-                                   "run_at",     "attempts",   "max_attempts", "payload",
-                                   "result",     "last_error", "locked_by",    "lock_token",
-                                   "locked_at",  "lock_until", "dedupe_key",   "group_key",
-                                   "created_at", "updated_at", "finished_at",  "dead_from",
-                                   "trace_parent", "trace_state", "progress", "progress_note",
-                                   "checkpoint"};
+const char* const kJobColumns[] = {
+    "id",           "queue",        "status",     "priority",      "run_at",
+    "attempts",     "max_attempts", "payload",    "result",        "last_error",
+    "locked_by",    "lock_token",   "locked_at",  "lock_until",    "dedupe_key",
+    "group_key",    "created_at",   "updated_at", "finished_at",   "dead_from",
+    "trace_parent", "trace_state",  "progress",   "progress_note", "checkpoint"};
 
 void check_all_columns(const json& job, std::set<std::string> extra = {}) {
   INFO(job.dump());

@@ -1,0 +1,260 @@
+// JobRepository: the claim (enqueue: job_repository.cpp).
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <variant>
+
+#include "core/errors.hpp"
+#include "core/time_text.hpp"
+#include "db/guarded_write.hpp"
+#include "db/job_repository.hpp"
+#include "db/job_repository_detail.hpp"
+#include "db/rate_buckets.hpp"
+#include "db/row_reader.hpp"
+
+namespace queuectl {
+
+namespace {
+
+using job_repository_detail::check_storable;
+using soci::use;
+
+void sort_claim_order(std::vector<Job>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.run_at != b.run_at) return a.run_at < b.run_at;
+    return a.id < b.id;
+  });
+}
+
+}  // namespace
+
+std::optional<ClaimStart> read_claim_start(Database& db, const ClaimPickThenMark& q,
+                                           const std::string& queue) {
+  ClaimStart start;
+  std::string name = queue;
+  db.session() << q.start, soci::into(start.priority), soci::into(start.run_at),
+      soci::into(start.id), use(name, "queue");
+  if (!db.session().got_data()) return std::nullopt;
+  return start;
+}
+
+void bind_claim_start(soci::statement& pick, ClaimStart& start) {
+  // Each placeholder appears once in a statement: the two used twice have a twin.
+  pick.exchange(use(start.priority, "start_priority"));
+  pick.exchange(use(start.priority, "start_priority_eq"));
+  pick.exchange(use(start.run_at, "start_run_at"));
+  pick.exchange(use(start.run_at, "start_run_at_eq"));
+  pick.exchange(use(start.id, "start_id"));
+}
+
+std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
+  check_storable(db_.dialect(), std::nullopt, request.lease, "the lease");
+  const std::string token = new_lock_token();
+  std::vector<Job> jobs;
+  if (const auto* one = std::get_if<ClaimReturning>(&db_.sql().claim)) {
+    auto run = [&](const std::string& sql) {
+      auto work = [&] { jobs = claim_returning(*one, sql, request, token); };
+      if (one->in_transaction)
+        db_.transaction(work);
+      else
+        db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
+    };
+    if (!one->claim_rated) {
+      run(one->claim);
+    } else {
+      // `claim` takes nothing from a queue with a rate limit: `claim_rated` is tried when it
+      // found nothing, and first while the queue's last claims came from it.
+      const bool rated_first = rated_queues_.count(request.queue) != 0;
+      if (!rated_first) run(one->claim);
+      if (jobs.empty()) {
+        run(*one->claim_rated);
+        if (jobs.empty())
+          rated_queues_.erase(request.queue);
+        else
+          rated_queues_.insert(request.queue);
+      }
+    }
+  } else {
+    const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
+    db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token); });
+  }
+  sort_claim_order(jobs);
+  return jobs;
+}
+
+std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const std::string& sql,
+                                                const ClaimRequest& r, const std::string& token) {
+  std::string worker = r.worker, tok = token, queue = r.queue;
+  long long lease_ms = r.lease.ms();
+  int limit = r.limit;
+  // A rate limit the claim does not take itself (SQLite): the bucket first, under the
+  // claim's write lock; the jobs that use it are cut to its whole tokens.
+  std::optional<RateRead> rate;
+  double tokens = 0;
+  int grant = std::numeric_limits<int>::max(), keys_free = 0;
+  if (q.rate) {
+    rate = read_rate(db_.session(), q.rate->read, queue);
+    if (rate) {
+      tokens = rate->tokens_now();
+      grant = whole_tokens(tokens);
+      keys_free = rate->limit.per_key ? 1 : 0;
+      if (grant == 0 && !rate->limit.per_key) return {};  // skipped, not waited on
+    }
+  }
+  std::vector<Job> jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
+    st.exchange(use(worker, "worker"));
+    st.exchange(use(tok, "token"));
+    st.exchange(use(lease_ms, "lease_ms"));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(limit, "limit"));
+    if (q.rate) {
+      st.exchange(use(grant, "grant"));
+      st.exchange(use(keys_free, "keys_free"));
+    }
+  });
+  if (rate && !jobs.empty()) spend_claimed(*q.rate, queue, *rate, tokens, jobs);
+  return jobs;
+}
+
+void JobRepository::spend_claimed(const RateSteps& q, const std::string& queue,
+                                  const RateRead& rate, double tokens,
+                                  const std::vector<Job>& jobs) {
+  int keyless = 0;
+  std::vector<std::string> keys;
+  for (const Job& job : jobs) {
+    if (rate.limit.per_key && job.group_key)
+      keys.push_back(*job.group_key);
+    else
+      ++keyless;
+  }
+  spend_rate(db_.session(), q, queue, rate, tokens, keyless, keys);
+}
+
+std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
+                                                     const ClaimRequest& r,
+                                                     const std::string& token) {
+  auto& s = db_.session();
+  std::string queue = r.queue, worker = r.worker, tok = token;
+  int limit = r.limit;
+  long long lease_ms = r.lease.ms();
+  // Row by row, as fetch_ids does (a one-element vector into() reads a single row).
+  std::vector<long long> picked;
+  std::map<long long, Job> rows;  // what the pick read of each
+  std::string claimed_at;         // the pick's time, which the mark writes
+  bool any_grouped = false, limited = false, rated = false;
+  // A claim of one job starts at the top: the old entries ahead of it are then about as
+  // many as the jobs claimed while purge waits for its batch (some 60), fewer than a round
+  // trip's worth of reading, and `start` would add that round trip.
+  std::optional<ClaimStart> start = limit > 1 ? read_claim_start(db_, q, queue) : ClaimStart{};
+  if (!start) return {};
+  {
+    long long id = 0;
+    int grouped = 0, cap = 0, rate_count = 0;
+    soci::indicator cap_ind = soci::i_null, rate_ind = soci::i_null;
+    soci::statement pick(s);
+    pick.exchange(soci::into(id));
+    pick.exchange(soci::into(grouped));
+    pick.exchange(soci::into(cap, cap_ind));
+    pick.exchange(soci::into(rate_count, rate_ind));
+    pick.exchange(soci::into(claimed_at));
+    JobRowReader reader;
+    reader.bind(pick);
+    pick.exchange(use(queue, "queue"));
+    pick.exchange(use(limit, "limit"));
+    bind_claim_start(pick, *start);
+    prepare_once(pick, q.pick);
+    for (bool got = pick.execute(true); got; got = pick.fetch()) {
+      picked.push_back(id);
+      rows.emplace(id, reader.job());
+      any_grouped = any_grouped || grouped != 0;
+      limited = limited || cap_ind == soci::i_ok;
+      rated = rated || rate_ind == soci::i_ok;
+    }
+  }
+  // The heads were read before their locks were taken: read them again, now that no
+  // other claimer can take them, and keep only those still at the head of their group.
+  if (any_grouped) {
+    std::vector<long long> bound = picked;
+    auto heads = fetch_ids(s, expand_ids(q.recheck, bound.size()),
+                           [&](soci::statement& st) { bind_ids(st, bound); });
+    std::sort(heads.begin(), heads.end());
+    // In claim order still, so that a limit below keeps the first ones.
+    picked.erase(std::remove_if(picked.begin(), picked.end(),
+                                [&](long long id) {
+                                  return !std::binary_search(heads.begin(), heads.end(), id);
+                                }),
+                 picked.end());
+  }
+  // A concurrency limit: wait for the queue's settings row, then count what is processing
+  // now, and keep no more of the picked jobs (in claim order) than there are free slots.
+  if (limited && !picked.empty()) {
+    int cap = 0;
+    soci::indicator cap_ind = soci::i_null;
+    long long busy = 0;
+    s << q.limit_lock, soci::into(cap, cap_ind), use(queue, "queue");
+    if (cap_ind == soci::i_ok) {
+      s << q.limit_busy, soci::into(busy), use(queue, "queue");
+      const long long slots = std::max(0LL, cap - busy);
+      if (static_cast<long long>(picked.size()) > slots)
+        picked.resize(static_cast<std::size_t>(slots));
+    }
+  }
+  // A rate limit: wait for the queue's row, then read its bucket, and keep (in claim order)
+  // no more jobs that use it than it has whole tokens. With rate_per_key a grouped job uses
+  // its key's bucket instead, which the pick checked.
+  std::optional<RateRead> rate;
+  double tokens = 0;
+  if (rated && !picked.empty()) {
+    rate = read_rate(s, q.rate.read, queue);
+    if (rate) {
+      tokens = rate->tokens_now();
+      int left = whole_tokens(tokens);
+      std::vector<long long> kept;
+      for (long long id : picked) {
+        const bool keyless = !rate->limit.per_key || !rows.at(id).group_key;
+        if (!keyless)
+          kept.push_back(id);
+        else if (left > 0) {
+          kept.push_back(id);
+          --left;
+        }
+      }
+      picked.swap(kept);
+    }
+  }
+  if (picked.empty()) return {};
+  soci::statement mark(s);
+  bind_ids(mark, picked);
+  mark.exchange(use(worker, "worker"));
+  mark.exchange(use(tok, "token"));
+  mark.exchange(use(claimed_at, "claimed_at"));
+  mark.exchange(use(lease_ms, "lease_ms"));
+  prepare_once(mark, expand_ids(q.mark, picked.size()));
+  mark.execute(true);
+  // The rows as the mark left them: locked, with the pick's time (the rows are locked by
+  // this transaction since the pick, so nothing else changed them).
+  const std::optional<std::int64_t> at_us = parse_utc_time_us(claimed_at);
+  if (!at_us) throw Error("the database gave the time of a claim as '" + claimed_at + "'");
+  const std::string at = format_utc_time_us(*at_us);
+  const std::string until = format_utc_time_us(*at_us + lease_ms * 1000);
+  std::vector<Job> jobs;
+  jobs.reserve(picked.size());
+  for (long long id : picked) {
+    Job job = std::move(rows.at(id));
+    job.status = Status::processing;
+    job.attempts += 1;
+    job.locked_by = worker;
+    job.lock_token = tok;
+    job.locked_at = at;
+    job.lock_until = until;
+    job.updated_at = at;
+    job.progress.reset();  // the mark clears them: they are the new attempt's
+    job.progress_note.reset();
+    jobs.push_back(std::move(job));
+  }
+  if (rate) spend_claimed(q.rate, queue, *rate, tokens, jobs);
+  return jobs;
+}
+}  // namespace queuectl
