@@ -246,7 +246,9 @@ std::vector<std::int64_t> insert_job_rows(Database& db, const std::vector<NewJob
   std::vector<std::int64_t> ids;
   ids.reserve(jobs.size());
   const auto lost = [] { return Error("a job of a multi-row insert was not inserted"); };
-  if (!q.insert_arrays_ids && !q.consecutive_ids) {
+  long long step = q.consecutive_ids ? 1 : 0;
+  if (!step && q.id_step && jobs.size() > 1) s << *q.id_step, soci::into(step);
+  if (!q.insert_arrays_ids && step <= 0) {
     for (const NewJob& job : jobs) {
       if (insert_job_row(db, job) != 1) throw lost();
       long long id = 0;
@@ -272,9 +274,11 @@ std::vector<std::int64_t> insert_job_rows(Database& db, const std::vector<NewJob
     prepare_once(st, v.bind(st, q.values_rows, jobs, start, n));
     st.execute(true);
     if (st.get_affected_rows() != static_cast<long long>(n)) throw lost();
-    long long last = 0;
+    long long last = 0;  // the first id where id_step says the step
     s << q.last_insert_id, soci::into(last);
-    for (std::size_t i = 0; i < n; ++i) ids.push_back(last - static_cast<long long>(n - 1 - i));
+    for (std::size_t i = 0; i < n; ++i)
+      ids.push_back(q.consecutive_ids ? last - static_cast<long long>(n - 1 - i)
+                                      : last + step * static_cast<long long>(i));
   }
   return ids;
 }

@@ -52,10 +52,13 @@ struct EnqueueStatements {
   // How a multi-row INSERT tells the ids of its rows (insert_job_rows), in the rows' order:
   // insert_arrays_ids (insert_arrays, -> each row's id, ascending in the rows' order), or
   // consecutive_ids (values_rows's ids are consecutive and last_insert_id reads the last:
-  // one writer at a time, SQLite), or neither (one insert_job per row: MySQL, where
-  // concurrent inserts may interleave their ids).
+  // one writer at a time, SQLite), or id_step (MySQL: -> the step between the ids of one
+  // values_rows INSERT, whose last_insert_id is the first; 0 when the server may interleave
+  // concurrent inserts' ids, innodb_autoinc_lock_mode 2, MySQL 8's default and a Galera
+  // node's: then one insert_job per row).
   std::optional<std::string> insert_arrays_ids;
   bool consecutive_ids = false;
+  std::optional<std::string> id_step;
 };
 
 // Either way a claim takes up to :limit due ready jobs of an unpaused :queue, a grouped job

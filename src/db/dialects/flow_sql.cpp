@@ -92,6 +92,22 @@ DependencySql make_dependency_sql(const Parts& p) {
     s.release = "WITH r AS (" + s.release +
                 " RETURNING queue) SELECT COUNT(*) FROM (SELECT pg_notify('queuectl_jobs', r.queue)"
                 " FROM r) n";
+  s.lock_waits =
+      "SELECT child_id FROM queuectl_job_waits WHERE child_id IN ({ids})"
+      " ORDER BY child_id" +
+      lock_suffix;
+  s.meet_edges = "UPDATE queuectl_job_deps SET state = 1 WHERE parent_id IN ({ids}) AND state = 0";
+  s.count_down_many = "UPDATE queuectl_job_waits SET pending = pending - " + n("n", "integer") +
+                      " WHERE child_id IN ({ids})";
+  s.released_among =
+      "SELECT child_id FROM queuectl_job_waits WHERE child_id IN ({ids}) AND pending <= 0"
+      " ORDER BY child_id";
+  s.release_many = "UPDATE job_queue SET run_at = " + now + ", updated_at = " + now +
+                   " WHERE id IN ({ids}) AND status = 0 AND run_at >= " + waiting;
+  if (pg)
+    s.release_many = "WITH r AS (" + s.release_many +
+                     " RETURNING queue) SELECT COUNT(*) FROM (SELECT pg_notify('queuectl_jobs',"
+                     " q.queue) FROM (SELECT DISTINCT queue FROM r) q) n";
   s.cancel_child = "UPDATE job_queue SET status = 4, finished_at = " + now +
                    ", updated_at = " + now + ", last_error = " + error +
                    " WHERE id = " + n("child", "bigint") +
@@ -128,6 +144,30 @@ DependencySql make_dependency_sql(const Parts& p) {
   s.children_count = "SELECT COUNT(*) FROM queuectl_job_deps WHERE parent_id = " + id;
   s.insert_edges = "INSERT INTO queuectl_job_deps (parent_id, child_id, state)";
   s.insert_waits = "INSERT INTO queuectl_job_waits (child_id, pending, on_parent_failure)";
+  if (pg) {
+    const std::string arrays =
+        " SELECT * FROM unnest(CAST(:a AS bigint[]), CAST(:b AS bigint[]), CAST(:c AS "
+        "smallint[]))";
+    s.insert_edges_arrays = s.insert_edges + arrays;
+    s.insert_waits_arrays =
+        s.insert_waits +
+        " SELECT * FROM unnest(CAST(:a AS bigint[]), CAST(:b AS integer[]), CAST(:c AS "
+        "smallint[]))";
+  }
+  s.ackable_parents =
+      "SELECT id FROM job_queue WHERE id IN ({ids}) AND status = 1"
+      " AND lock_token = " +
+      token + " AND has_dependents = 1 ORDER BY id" + lock_suffix;
+  s.ack_parents_ids =
+      "UPDATE job_queue SET status = 2, result = NULL, lock_until = NULL,"
+      " finished_at = " +
+      now + ", updated_at = " + now + " WHERE id IN ({ids})";
+  s.orphaned_edges =
+      "SELECT d.parent_id, d.child_id, w.on_parent_failure"
+      "  FROM queuectl_job_deps d JOIN queuectl_job_waits w ON w.child_id = d.child_id"
+      " WHERE d.parent_id IN ({ids}) AND d.state = 0"
+      "   AND NOT EXISTS (SELECT 1 FROM job_queue j WHERE j.id = d.parent_id)"
+      " ORDER BY d.child_id, d.parent_id";
   s.purge_edges =
       "DELETE FROM queuectl_job_deps WHERE child_id IN ({ids})"
       " AND NOT EXISTS (SELECT 1 FROM job_queue j WHERE j.id = queuectl_job_deps.child_id)";

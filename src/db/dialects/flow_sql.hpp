@@ -23,6 +23,11 @@ struct DependencySql {
   std::string count_down;        // :n :child
   std::string pending;           // :child -> pending
   std::string release;           // :child
+  std::string lock_waits;        // {ids} -> child_id; the counts locked, in child order
+  std::string meet_edges;        // {ids}: the parents' edges still waiting are met
+  std::string count_down_many;   // :n {ids}
+  std::string released_among;    // {ids} -> child_id of those with no parent left to wait for
+  std::string release_many;      // {ids}; PostgreSQL: -> count (release_selects)
   bool release_selects = false;  // release is a SELECT (PostgreSQL: it also sends a NOTIFY)
   std::string cancel_child;      // :error :child
   std::string revive_edges;      // {ids} -> parent, child (edges whose parent canceled the child)
@@ -37,8 +42,16 @@ struct DependencySql {
   std::string children_count;    // :id -> count
   std::string insert_edges;      // "INSERT ... (parent_id, child_id, state)" before VALUES rows
   std::string insert_waits;      // "INSERT ... (child_id, pending, on_parent_failure)" likewise
-  std::string purge_edges;       // {ids}: edges of jobs that no longer exist
-  std::string purge_waits;       // {ids}: counts of jobs that no longer exist
+  // PostgreSQL: the same rows as three array parameters :a :b :c, one statement for any number
+  // of rows (empty: VALUES rows, above).
+  std::string insert_edges_arrays;
+  std::string insert_waits_arrays;
+  std::string ackable_parents;  // {ids} :token -> id; the jobs with children this token acks,
+                                // locked
+  std::string ack_parents_ids;  // {ids}: acked, with no result (rows checked by ackable_parents)
+  std::string orphaned_edges;   // {ids} -> parent, child, policy; edges open to a purged job
+  std::string purge_edges;      // {ids}: edges of jobs that no longer exist
+  std::string purge_waits;      // {ids}: counts of jobs that no longer exist
 };
 
 struct BatchSql {

@@ -65,6 +65,12 @@ EnqueueStatements make_enqueue(const std::string& cols) {
       "MICROSECOND, :m{n}, :j{n}, :k{n}, :g{n}, :t{n}, :s{n})";
   s.values_rows.suffix = "";
   s.last_insert_id = "SELECT LAST_INSERT_ID()";
+  // Lock modes 0 and 1 give a multi-row INSERT ... VALUES (a "simple insert": its row count
+  // is known up front) consecutive auto-increment values, auto_increment_increment apart;
+  // mode 2 may interleave them with another session's.
+  s.id_step =
+      "SELECT CASE WHEN @@innodb_autoinc_lock_mode <= 1 THEN @@auto_increment_increment"
+      " ELSE 0 END";
   s.job_by_dedupe_key =
       "SELECT " + cols + " FROM job_queue WHERE queue = :queue AND dedupe_key = :dedupe_key";
   return s;
