@@ -68,8 +68,8 @@ struct EnqueueStatements {
 // Dialect::update_returning().
 //
 // A queue's rate limit, where the claim statement does not take its tokens itself (SQLite,
-// MySQL and MariaDB; PostgreSQL's claim does it in the statement, with queuectl_rate_grant
-// of migration 11). Run in the claim's transaction:
+// MySQL and MariaDB; PostgreSQL's claim does it in the statement, with queuectl_rate_take
+// of migration 14). Run in the claim's transaction:
 //   read        (:queue) -> rate_count, rate_period_ms, rate_burst, rate_per_key (0/1),
 //               rate_tokens (NULL: full), rate_refreshed_ms, the database's time now in
 //               epoch milliseconds; no row when the queue has no rate. Locks the queue's

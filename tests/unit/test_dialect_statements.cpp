@@ -190,8 +190,9 @@ TEST_CASE("dialect statements: the claim has the shape update_returning() says")
       } else {
         // The plain claim leaves rate-limited queues to claim_rated, which takes the tokens.
         CHECK(one->claim.find("rate_count IS NOT NULL") != std::string::npos);
-        CHECK(one->claim.find("queuectl_rate_grant") == std::string::npos);
-        CHECK(one->claim_rated->find("queuectl_rate_grant") != std::string::npos);
+        CHECK(one->claim.find("queuectl_rate_take") == std::string::npos);
+        CHECK(one->claim_rated->find("queuectl_rate_take") != std::string::npos);
+        CHECK(one->claim_rated->find("queuectl_rate_key_ready") != std::string::npos);
       }
     } else {
       const auto& steps = std::get<ClaimPickThenMark>(s.claim);

@@ -59,18 +59,13 @@ constexpr const char* kGroupHead = R"((j.group_key IS NULL OR (
                                AND k.id < j.id)))))";
 
 // A grouped job `j` of a queue whose group keys have buckets of their own (rate_per_key) may
-// start only while its key's bucket holds a whole token, refilled to now. A key without a
-// bucket has never started a job: its bucket is full. Read in the statement's snapshot,
-// without a lock: a group runs one job at a time, and a key's bucket is written in the
-// statement that claims the key's job, so a snapshot in which the next job of the key is
-// its group's head also holds the bucket that claim wrote.
-constexpr const char* kKeyHasToken = R"((j.group_key IS NULL OR NOT EXISTS (
-           SELECT 1 FROM queuectl_rate_keys b
-            WHERE b.queue = j.queue AND b.group_key = j.group_key
-              AND b.tokens + GREATEST(0, )" QC_NOW_MS R"( - b.refreshed_ms)
-                  * (SELECT CAST(p.rate_count AS double precision) / p.rate_period_ms FROM queuectl_queues p
-                      WHERE p.queue = j.queue AND p.rate_per_key AND p.rate_count IS NOT NULL)
-                  < 1)))";
+// start only while its key's bucket holds a whole token, refilled to now
+// (queuectl_rate_key_ready, migration 14, reads in the statement's snapshot, without a lock:
+// a group runs one job at a time, and a key's bucket is written in the statement that claims
+// the key's job, so a snapshot in which the next job of the key is its group's head also
+// holds the bucket that claim wrote).
+constexpr const char* kKeyHasToken =
+    "(j.group_key IS NULL OR queuectl_rate_key_ready(j.queue, j.group_key))";
 
 // How many of the picked jobs a queue's concurrency limit leaves to a claim: its free
 // slots (queuectl_claim_slots, migration 5, locks the queue's row and counts), or no limit.
@@ -207,18 +202,21 @@ ClaimStatements make_claim() {
     )" + mark_taken();
   // A queue with a rate limit: `claim` above takes nothing from it (the check shares the
   // paused one's probe), and the repository runs `claim_rated` instead, the same claim with
-  // the rate limit taken in it. Two statements, not one: the rate limit's writes (data-
-  // modifying CTEs) and its numbering cost the one-job claim of every other queue about 40%
-  // when they were in the one statement (pgbench, claim of 1 + ack).
+  // the rate limit taken in it. Two statements, not one: the rate limit's writes and its
+  // numbering cost the one-job claim of every other queue about 40% when they were in the
+  // one statement (pgbench, claim of 1 + ack).
   //
   // `counted` numbers the picked jobs that take a token of the queue's bucket: all of them,
   // or with rate_per_key only those without a group key (a grouped job needs a token of its
-  // key's bucket, which kKeyHasToken checked in `picked`). `taken` keeps as many of those as
-  // queuectl_rate_grant says the bucket holds, which locks the queue's row first: claimers of
-  // a limited queue take turns. `spent` then takes the tokens from the bucket, and
-  // `key_spent` one token from each claimed key's bucket. Run on a queue without a rate (its
-  // rate removed since), the grant is 2147483647 (no call, no lock), `spent` matches no row
-  // and `key_spent`'s one-time filter reads no claimed row.
+  // key's bucket, which kKeyHasToken checked in `picked`). `slotted` keeps what the queue's
+  // concurrency limit allows. `grant_n` calls queuectl_rate_take (migration 14) once, which
+  // takes up to as many tokens from the queue's bucket as `slotted` has jobs that need one,
+  // under the queue row's lock until commit (claimers of a limited queue take turns), and
+  // one token from the bucket of each group key in `slotted`; `taken` keeps the jobs the
+  // tokens cover, and `claimed` marks every one of them. Run on a queue without a rate (its
+  // rate removed since), the grant is 2147483647: no call, no lock. (The bucket writes are a
+  // function because as this statement's own UPDATE and INSERT, after a locking read, they
+  // made a one-job claim about 1.7x as slow, mostly in planning.)
   s.claim_rated = R"(
     WITH arg AS (SELECT CAST(:queue AS text) AS queue),
     picked AS (
@@ -239,53 +237,33 @@ ClaimStatements make_claim() {
        LIMIT CAST(:limit AS integer)
          FOR UPDATE OF j SKIP LOCKED),
     counted AS (
-      SELECT t.id, t.priority, t.run_at, t.keyless,
+      SELECT t.id, t.priority, t.run_at, t.group_key, t.keyless,
              row_number() OVER (PARTITION BY t.keyless
                                 ORDER BY t.priority DESC, t.run_at, t.id) AS n
-        FROM (SELECT t.id, t.priority, t.run_at,
+        FROM (SELECT t.id, t.priority, t.run_at, t.group_key,
                      t.group_key IS NULL
                      OR NOT (SELECT COALESCE(bool_or(p.rate_per_key), false)
                                FROM arg a JOIN queuectl_queues p ON p.queue = a.queue) AS keyless
                 FROM picked t) t),
-    taken AS (
-      SELECT t.id
+    slotted AS (
+      SELECT t.*
         FROM counted t
-       WHERE NOT t.keyless
-          OR t.n <= (SELECT CASE WHEN p.rate_count IS NOT NULL
-                                 THEN queuectl_rate_grant(a.queue) ELSE 2147483647 END
-                       FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue)
        ORDER BY t.priority DESC, t.run_at, t.id
        )" + kSlotsLimit +
                   R"(),
+    grant_n AS (
+      SELECT CASE WHEN p.rate_count IS NOT NULL
+                  THEN queuectl_rate_take(
+                         a.queue, (SELECT CAST(count(*) AS integer) FROM slotted t WHERE t.keyless),
+                         ARRAY(SELECT t.group_key FROM slotted t WHERE NOT t.keyless))
+                  ELSE 2147483647 END AS n
+        FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue),
+    taken AS (
+      SELECT t.id
+        FROM slotted t CROSS JOIN grant_n g
+       WHERE NOT t.keyless OR t.n <= g.n),
     claimed AS ()" +
-                  mark_taken() + R"(),
-    spent AS (
-      UPDATE queuectl_queues p
-         SET rate_tokens = LEAST(CAST(p.rate_burst AS double precision),
-                                 COALESCE(p.rate_tokens, p.rate_burst)
-                                 + GREATEST(0, )" QC_CLOCK_MS R"(
-                                               - COALESCE(p.rate_refreshed_ms, )" QC_CLOCK_MS R"())
-                                   * CAST(p.rate_count AS double precision) / p.rate_period_ms)
-                           - (SELECT count(*) FROM claimed c
-                               WHERE c.group_key IS NULL OR NOT p.rate_per_key),
-             rate_refreshed_ms = GREATEST(COALESCE(p.rate_refreshed_ms, 0), )" QC_CLOCK_MS R"()
-       WHERE p.queue = (SELECT a.queue FROM arg a) AND p.rate_count IS NOT NULL
-         AND EXISTS (SELECT 1 FROM claimed)),
-    key_spent AS (
-      INSERT INTO queuectl_rate_keys AS b (queue, group_key, tokens, refreshed_ms)
-      SELECT c.queue, c.group_key,
-             (SELECT p.rate_burst FROM arg a JOIN queuectl_queues p ON p.queue = a.queue) - 1,
-             )" QC_NOW_MS R"(
-        FROM claimed c
-       WHERE (SELECT COALESCE(bool_or(p.rate_per_key AND p.rate_count IS NOT NULL), false)
-                FROM arg a JOIN queuectl_queues p ON p.queue = a.queue)
-         AND c.group_key IS NOT NULL
-      ON CONFLICT (queue, group_key) DO UPDATE
-         SET tokens = LEAST(excluded.tokens + 1,
-                            b.tokens + GREATEST(0, excluded.refreshed_ms - b.refreshed_ms)
-                            * (SELECT CAST(q.rate_count AS double precision) / q.rate_period_ms
-                                 FROM queuectl_queues q WHERE q.queue = b.queue)) - 1,
-             refreshed_ms = excluded.refreshed_ms)
+                  mark_taken() + R"()
     SELECT * FROM claimed)";
   // The claim's locking read alone, in the two-step claim's first three columns
   // (update_returning: the claim itself never runs it; the contract tests hold a claim half
