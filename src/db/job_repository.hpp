@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -179,10 +180,11 @@ class JobRepository {
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");
 
   Database& db_;
-  // Queues whose last claim came from ClaimReturning::claim_rated (a rate limit): tried with
-  // it first. Only the order of trying: `claim` never takes from a queue with a rate, and
+  // Queues whose last claim came from a later statement of ClaimReturning's chain (claim,
+  // claim_rated_simple, claim_rated: a rate limit), and its place in it: tried from there.
+  // Only the order of trying: each statement takes nothing that is a later one's, and
   // `claim_rated` is right for any queue.
-  std::set<std::string> rated_queues_;
+  std::map<std::string, std::size_t> claim_stage_;
 };
 
 }  // namespace queuectl

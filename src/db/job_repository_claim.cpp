@@ -61,21 +61,19 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
       else
         db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
     };
-    if (!one->claim_rated) {
-      run(one->claim);
-    } else {
-      // `claim` takes nothing from a queue with a rate limit: `claim_rated` is tried when it
-      // found nothing, and first while the queue's last claims came from it.
-      const bool rated_first = rated_queues_.count(request.queue) != 0;
-      if (!rated_first) run(one->claim);
-      if (jobs.empty()) {
-        run(*one->claim_rated);
-        if (jobs.empty())
-          rated_queues_.erase(request.queue);
-        else
-          rated_queues_.insert(request.queue);
-      }
-    }
+    // `claim` takes nothing from a queue with a rate limit, nor `claim_rated_simple` from one
+    // whose keys have buckets of their own: each later statement is tried when the earlier
+    // found nothing, and first while the queue's last claims came from it.
+    std::vector<const std::string*> chain = {&one->claim};
+    if (one->claim_rated_simple) chain.push_back(&*one->claim_rated_simple);
+    if (one->claim_rated) chain.push_back(&*one->claim_rated);
+    const auto known = claim_stage_.find(request.queue);
+    std::size_t stage = known == claim_stage_.end() ? 0 : known->second;
+    for (; stage < chain.size() && jobs.empty(); ++stage) run(*chain[stage]);
+    if (jobs.empty() || stage == 1)
+      claim_stage_.erase(request.queue);
+    else
+      claim_stage_[request.queue] = stage - 1;
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
     db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token); });

@@ -105,6 +105,10 @@ struct ClaimReturning {
   // with the same binds, takes the rate limit's tokens in the statement. Tried after `claim`
   // found nothing, and first for a queue whose last claim it served.
   std::optional<std::string> claim_rated;
+  // The same for a queue whose group keys have no buckets of their own (no rate_per_key),
+  // in a statement much cheaper to plan; it takes nothing from a queue with rate_per_key.
+  // Tried between `claim` and `claim_rated`.
+  std::optional<std::string> claim_rated_simple;
 };
 
 // A claim in one short transaction of several statements (MySQL, MariaDB). For a claim of

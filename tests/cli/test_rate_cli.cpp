@@ -127,6 +127,20 @@ TEST_CASE("cli: rate: bad rates and bursts name what is wrong, exit 2, nothing w
   CHECK(ok_json(url, {"queue", "mail"})["rate"] == "5/s");
 }
 
+TEST_CASE("cli: rate: with a concurrency limit, a claim takes tokens only for the jobs it starts") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  // Three tokens and no refill to speak of; two slots.
+  ok(url, {"queue", "both", "--rate", "1/h", "--burst", "3", "--max-processing", "2"});
+  enqueue_many(url, "both", 10);
+  json first = claim(url, "both", {"--limit", "5"});
+  REQUIRE(first.size() == 2);  // the slots cut it, and it spent two tokens, not five
+  for (const json& job : first)
+    ok(url, {"ack", id_text(job), "--token", job["lock_token"].get<std::string>()});
+  CHECK(claim(url, "both", {"--limit", "5"}).size() == 1);  // the one token left
+  CHECK(claim(url, "both", {"--limit", "5"}).empty());
+}
+
 TEST_CASE("cli: rate: work --drain waits for each token and runs every job") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();

@@ -193,6 +193,10 @@ TEST_CASE("dialect statements: the claim has the shape update_returning() says")
         CHECK(one->claim.find("queuectl_rate_take") == std::string::npos);
         CHECK(one->claim_rated->find("queuectl_rate_take") != std::string::npos);
         CHECK(one->claim_rated->find("queuectl_rate_key_ready") != std::string::npos);
+        // The simple rated claim leaves the queues with buckets per key to claim_rated.
+        REQUIRE(one->claim_rated_simple.has_value());
+        CHECK(one->claim_rated_simple->find("queuectl_rate_take") != std::string::npos);
+        CHECK(one->claim_rated_simple->find("p.rate_per_key") != std::string::npos);
       }
     } else {
       const auto& steps = std::get<ClaimPickThenMark>(s.claim);
