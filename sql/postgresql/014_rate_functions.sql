@@ -14,9 +14,9 @@ ALTER TABLE queuectl_queues ADD COLUMN rate_granted INTEGER;
 -- without a group key); it takes as many as the bucket holds whole, up to `want`, and
 -- returns that number (`want` when the queue has no rate). The UPDATE locks the queue's row
 -- until the claim commits: claimers of a limited queue take turns. `keys`: the group keys of
--- the picked jobs with buckets of their own (rate_per_key), which a claim always takes
--- (the claim checked them with queuectl_rate_key_ready): one token from each, the bucket
--- made full by its first claim.
+-- the picked jobs with buckets of their own (rate_per_key, as the claim read it in its
+-- snapshot), which a claim always takes (it checked them with queuectl_rate_key_ready): one
+-- token from each, the bucket made full by its first claim.
 CREATE OR REPLACE FUNCTION queuectl_rate_take(q text, want integer, keys text[])
   RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -40,16 +40,23 @@ BEGIN
                    * CAST(p.rate_count AS double precision) / p.rate_period_ms))),
            rate_refreshed_ms = GREATEST(COALESCE(p.rate_refreshed_ms, 0), clock_ms)
      WHERE p.queue = q AND p.rate_count IS NOT NULL
+       AND LEAST(CAST(p.rate_burst AS double precision),
+             COALESCE(p.rate_tokens, p.rate_burst)
+             + GREATEST(0, clock_ms - COALESCE(p.rate_refreshed_ms, clock_ms))
+               * CAST(p.rate_count AS double precision) / p.rate_period_ms) >= 1
     RETURNING p.rate_granted INTO granted;
+    -- Not a whole token (a throttled claim writes nothing, and locks nothing once the
+    -- claimer before it has committed), or the rate was removed since the claim began.
     IF NOT FOUND THEN
-      granted := want;  -- the rate was removed since the claim began
+      granted := CASE WHEN EXISTS (SELECT 1 FROM queuectl_queues p
+                                    WHERE p.queue = q AND p.rate_count IS NOT NULL)
+                      THEN 0 ELSE want END;
     END IF;
   END IF;
   IF cardinality(keys) > 0 THEN
     INSERT INTO queuectl_rate_keys AS b (queue, group_key, tokens, refreshed_ms)
     SELECT q, k, p.rate_burst - 1, now_ms
-      FROM unnest(keys) k JOIN queuectl_queues p
-        ON p.queue = q AND p.rate_per_key AND p.rate_count IS NOT NULL
+      FROM unnest(keys) k JOIN queuectl_queues p ON p.queue = q AND p.rate_count IS NOT NULL
      WHERE k IS NOT NULL
     ON CONFLICT (queue, group_key) DO UPDATE
        SET tokens = LEAST(excluded.tokens + 1,

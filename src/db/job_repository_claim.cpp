@@ -63,17 +63,21 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
     };
     // `claim` takes nothing from a queue with a rate limit, nor `claim_rated_simple` from one
     // whose keys have buckets of their own: each later statement is tried when the earlier
-    // found nothing, and first while the queue's last claims came from it.
+    // found nothing, and first once one of the queue's claims came from it. Each later one
+    // serves every queue an earlier one does, so an empty claim keeps that place: an idle or
+    // throttled rated queue costs no more statements than the chain from there.
     std::vector<const std::string*> chain = {&one->claim};
     if (one->claim_rated_simple) chain.push_back(&*one->claim_rated_simple);
     if (one->claim_rated) chain.push_back(&*one->claim_rated);
     const auto known = claim_stage_.find(request.queue);
     std::size_t stage = known == claim_stage_.end() ? 0 : known->second;
     for (; stage < chain.size() && jobs.empty(); ++stage) run(*chain[stage]);
-    if (jobs.empty() || stage == 1)
-      claim_stage_.erase(request.queue);
-    else
-      claim_stage_[request.queue] = stage - 1;
+    if (!jobs.empty()) {
+      if (stage == 1)
+        claim_stage_.erase(request.queue);
+      else
+        claim_stage_[request.queue] = stage - 1;
+    }
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
     db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token); });

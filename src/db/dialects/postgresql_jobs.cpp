@@ -269,9 +269,11 @@ ClaimStatements make_claim() {
   // the free slots also takes the tokens, queuectl_rate_take (migration 14) granting up to as
   // many as the picked jobs within the slots. Its probe skips a queue with rate_per_key,
   // which `claim_rated` takes. Planned in about the time of the usual claim; `claim_rated`'s
-  // numbering and cuts took about 0.15 ms more of each one-job claim. The slots are counted
-  // (LEAST's first argument, under the queue row's lock) before any job row is locked, as in
-  // `claim`.
+  // numbering and cuts took about 0.15 ms more of each one-job claim. A queue with a
+  // concurrency limit has its slots counted (LEAST's first argument, in a LATERAL sub-select
+  // that queuectl_claim_slots, VOLATILE, keeps apart) under the queue row's lock before any
+  // job row is locked, as in `claim`; a queue with only a rate has its job rows locked first
+  // and the queue's row then, as `claim_rated` does.
   s.claim_rated_simple = R"(
     WITH arg AS (SELECT CAST(:queue AS text) AS queue),
     picked AS (
