@@ -73,6 +73,31 @@ constexpr const char* kSlotsLimit = R"(LIMIT (SELECT CASE WHEN p.max_processing 
                           THEN queuectl_claim_slots(a.queue, 2147483647) END
                 FROM arg a LEFT JOIN queuectl_queues p ON p.queue = a.queue))";
 
+// `arg` and `picked`, the start of `claim` and `claim_rated_simple`: the claim's locking read
+// of up to :limit due jobs of the queue (a grouped job only as its group's head), none when
+// the queue's settings row matches `skip` (paused, or a queue the other statement takes).
+std::string arg_and_picked(const char* skip) {
+  return R"(
+    WITH arg AS (SELECT CAST(:queue AS text) AS queue),
+    picked AS (
+      SELECT j.id, j.priority, j.run_at
+        FROM job_queue j
+       WHERE j.queue = (
+               SELECT a.queue
+                 FROM arg a
+                WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                                   WHERE p.queue = a.queue
+                                     AND ()" +
+         std::string(skip) + R"()))
+         AND j.status = 0
+         AND j.run_at <= now()
+         AND )" +
+         std::string(kGroupHead) + R"(
+       ORDER BY j.priority DESC, j.run_at, j.id
+       LIMIT CAST(:limit AS integer)
+         FOR UPDATE OF j SKIP LOCKED),)";
+}
+
 // The claim's UPDATE of the jobs in `taken`, returning them.
 std::string mark_taken() {
   return R"(
@@ -175,24 +200,7 @@ ClaimStatements make_claim() {
   // JIT-compiled the plan (about 125 ms a claim on 100,000 ready jobs instead of 2 ms).
   // The LIMIT of `taken` runs its sub-select before `picked` is read, so the queue's
   // row is locked and its slots counted before any job row is locked, as before.
-  s.claim = R"(
-    WITH arg AS (SELECT CAST(:queue AS text) AS queue),
-    picked AS (
-      SELECT j.id, j.priority, j.run_at
-        FROM job_queue j
-       WHERE j.queue = (
-               SELECT a.queue
-                 FROM arg a
-                WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                                   WHERE p.queue = a.queue
-                                     AND (p.paused_at IS NOT NULL OR p.rate_count IS NOT NULL)))
-         AND j.status = 0
-         AND j.run_at <= now()
-         AND )" +
-            std::string(kGroupHead) + R"(
-       ORDER BY j.priority DESC, j.run_at, j.id
-       LIMIT CAST(:limit AS integer)
-         FOR UPDATE OF j SKIP LOCKED),
+  s.claim = arg_and_picked("p.paused_at IS NOT NULL OR p.rate_count IS NOT NULL") + R"(
     taken AS (
       SELECT t.id
         FROM picked t
@@ -274,24 +282,7 @@ ClaimStatements make_claim() {
   // that queuectl_claim_slots, VOLATILE, keeps apart) under the queue row's lock before any
   // job row is locked, as in `claim`; a queue with only a rate has its job rows locked first
   // and the queue's row then, as `claim_rated` does.
-  s.claim_rated_simple = R"(
-    WITH arg AS (SELECT CAST(:queue AS text) AS queue),
-    picked AS (
-      SELECT j.id, j.priority, j.run_at
-        FROM job_queue j
-       WHERE j.queue = (
-               SELECT a.queue
-                 FROM arg a
-                WHERE NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                                   WHERE p.queue = a.queue
-                                     AND (p.paused_at IS NOT NULL OR p.rate_per_key)))
-         AND j.status = 0
-         AND j.run_at <= now()
-         AND )" + std::string(kGroupHead) +
-                         R"(
-       ORDER BY j.priority DESC, j.run_at, j.id
-       LIMIT CAST(:limit AS integer)
-         FOR UPDATE OF j SKIP LOCKED),
+  s.claim_rated_simple = arg_and_picked("p.paused_at IS NOT NULL OR p.rate_per_key") + R"(
     taken AS (
       SELECT t.id
         FROM picked t
