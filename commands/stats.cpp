@@ -47,7 +47,9 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
     std::snprintf(buf, sizeof buf, "%.6g", v);
     return std::string(buf);
   };
-  out += "# HELP queuectl_jobs Jobs by queue and status (ready = due now).\n";
+  out +=
+      "# HELP queuectl_jobs Jobs by queue and status (ready = due now; done, failed and "
+      "canceled count up to 100000 unless stats --exact).\n";
   out += "# TYPE queuectl_jobs gauge\n";
   for (const auto& s : stats) {
     const std::pair<const char*, std::int64_t> rows[] = {
@@ -116,13 +118,23 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   return out;
 }
 
+// What `stats` counts of each queue's done, failed and canceled jobs unless --exact: enough
+// to see a backlog of failures, cheap however long the history (db/dialects/count_sql.hpp).
+constexpr std::int64_t kFinishedCap = 100000;
+
 }  // namespace
 
 void setup_stats(CLI::App& app, Context& ctx) {
   auto queues = std::make_shared<std::vector<std::string>>();
+  auto exact = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("stats", "Per-queue counts: ready, scheduled, processing, ...");
   sub->add_option("QUEUE", *queues, "Only these queues");
+  sub->add_flag("--exact", *exact,
+                "Count every done, failed and canceled job (reads the whole history)");
   sub->footer(
+      "DONE, FAILED and CANCELED count up to 100000 jobs a queue each, so that stats stays\n"
+      "fast however many finished jobs are kept: a count at the cap shows as 100000+ (JSON:\n"
+      "named in \"at_least\"). --exact counts them all, reading every finished row.\n"
       "UNLEASED (JSON \"unleased\") counts processing jobs without a lease (lock_until NULL,\n"
       "set by other code): they are in PROCESSING too, never expire, and come back only\n"
       "with `queuectl reap --unleased --older-than DUR`.\n"
@@ -140,7 +152,7 @@ void setup_stats(CLI::App& app, Context& ctx) {
       "  queuectl -q stats -o prometheus > /var/lib/node_exporter/textfile/queuectl.prom.$$ \\\n"
       "    && mv /var/lib/node_exporter/textfile/queuectl.prom.$$ "
       "/var/lib/node_exporter/textfile/queuectl.prom");
-  sub->callback([&ctx, queues] {
+  sub->callback([&ctx, queues, exact] {
     ctx.prometheus_view = true;
     // Each queue once, in the order first given: a repeated series would make
     // node_exporter drop the whole file.
@@ -150,7 +162,7 @@ void setup_stats(CLI::App& app, Context& ctx) {
       if (std::find(unique.begin(), unique.end(), q) == unique.end()) unique.push_back(q);
     }
     ctx.access = Access::read;
-    auto stats = JobRepository(ctx.migrated_db()).stats(unique);
+    auto stats = JobRepository(ctx.migrated_db()).stats(unique, *exact ? 0 : kFinishedCap);
     Output out = stats_view(stats);
     out.prometheus = prometheus_text(stats);
     // Only the prometheus view reads the schedules: the table and JSON stay as they were.

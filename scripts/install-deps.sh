@@ -14,6 +14,8 @@ PACKAGES=(
   libcli11-dev libsoci-dev libboost-dev nlohmann-json3-dev doctest-dev
   libsqlite3-dev libpq-dev libmariadb-dev libmariadb-dev-compat libutf8proc-dev
   libhowardhinnant-date-dev
+  # `queuectl serve`: its HTTP server (with OpenSSL for HTTPS) and crypt(3) password hashes
+  libcpp-httplib-dev libcrypt-dev openssl
   # databases (servers are only started by scripts/test-servers.sh, never as services)
   sqlite3 postgresql-15 postgresql-client-15 mariadb-server mariadb-client
   # the cluster suites (scripts/test-clusters.sh): Galera and its rsync state transfer,
@@ -25,6 +27,8 @@ PACKAGES=(
   bash-completion zsh fish procps bsdutils
   # a real terminal of a fixed size for the full-screen `top` test (tests/top)
   tmux
+  # the browser tests of `queuectl serve`: a real headless Chromium driven over WebDriver
+  chromium chromium-driver fonts-dejavu-core
   # the man page, generated from --help at build time; man -l reads it in the install test
   help2man man-db
 )

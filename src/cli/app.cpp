@@ -109,8 +109,11 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
 
 }  // namespace
 
-int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
+namespace {
+
+int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* lent) {
   Context ctx(out, err);
+  if (lent) ctx.lend(*lent);
   CLI::App app(kDescription, "queuectl");
   // Before any command is added: each takes its parent's formatter when it is created.
   app.formatter(std::make_shared<HelpFormatter>());
@@ -206,6 +209,22 @@ int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "queuectl: error: " << visible_text(e.what()) << "\n";
     return static_cast<int>(ExitCode::error);
   }
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  return run(argc, argv, out, err, nullptr);
+}
+
+int run_cli_on(Database& db, const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err) {
+  std::vector<std::string> words{"queuectl"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  return run(static_cast<int>(words.size()), argv.data(), out, err, &db);
 }
 
 }  // namespace queuectl

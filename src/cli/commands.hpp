@@ -40,6 +40,7 @@ void setup_pause(CLI::App& app, Context& ctx);
 void setup_resume(CLI::App& app, Context& ctx);
 void setup_queue(CLI::App& app, Context& ctx);
 void setup_keda(CLI::App& app, Context& ctx);
+void setup_serve(CLI::App& app, Context& ctx);
 // Hidden from the list (the footer names it): help [COMMAND].
 void setup_help(CLI::App& app, Context& ctx);
 // Hidden: feeds the shell completions.

@@ -16,6 +16,7 @@ DbUrl Context::url() const {
 }
 
 Database& Context::db(CreateFile create) {
+  if (lent_) return *lent_;
   if (!db_) {
     // -q silences diagnostics, a PostgreSQL server's notices among them. Set before the
     // first connection: connections deliver notices on their own threads.
@@ -27,7 +28,7 @@ Database& Context::db(CreateFile create) {
 
 Database& Context::migrated_db() {
   Database& database = db();
-  if (!schema_checked_) {
+  if (!schema_checked_ && !lent_) {
     Migrator(database).require_current();
     schema_checked_ = true;
   }
@@ -35,6 +36,7 @@ Database& Context::migrated_db() {
 }
 
 std::unique_ptr<Database> Context::take_migrated_db() {
+  if (lent_) throw UsageError("this command keeps a connection of its own: run it from a shell");
   migrated_db();
   schema_checked_ = false;  // a later db() opens (and checks) a connection of its own
   return std::move(db_);

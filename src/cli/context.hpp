@@ -42,6 +42,11 @@ class Context {
 
   // The -o format, parsed.
   Format format() const { return parse_format(options.format); }
+  // Runs the command on `db` (opened and checked by the caller, who keeps it) instead of
+  // opening a connection of its own: `queuectl serve`'s requests, each on its thread's
+  // connection.
+  void lend(Database& db) { lent_ = &db; }
+
   // The URL the options point at (parsed, password resolved); throws UsageError.
   DbUrl url() const;
   // Opens the database on first use. Commands validate all input before calling it. Only
@@ -83,6 +88,7 @@ class Context {
   std::ostream* out_;
   std::ostream* err_;
   std::unique_ptr<Database> db_;
+  Database* lent_ = nullptr;
   bool schema_checked_ = false;
 };
 

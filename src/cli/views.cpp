@@ -1,5 +1,6 @@
 #include "cli/views.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -298,7 +299,8 @@ Output stats_view(const std::vector<QueueStats>& stats) {
          {"rate_per_key", s.rate && s.rate->per_key},
          {"dead_letter",
           s.dead_letter ? nlohmann::ordered_json(*s.dead_letter) : nlohmann::ordered_json(nullptr)},
-         {"oldest_ready_age_seconds", age}});
+         {"oldest_ready_age_seconds", age},
+         {"at_least", s.at_least}});
     const std::string oldest =
         s.oldest_ready_age_seconds ? human_duration(*s.oldest_ready_age_seconds) : "-";
     std::string flags;
@@ -310,14 +312,20 @@ Output stats_view(const std::vector<QueueStats>& stats) {
     if (s.rate) flag("rate=" + rate_label(*s.rate));
     if (s.dead_letter) flag("dlq=" + *s.dead_letter);
     if (flags.empty()) flags = "-";
+    // A count that reached the cap of `stats` (without --exact) is "at least": 100000+.
+    auto finished = [&s](const char* status, std::int64_t n) {
+      const bool capped =
+          std::find(s.at_least.begin(), s.at_least.end(), status) != s.at_least.end();
+      return std::to_string(n) + (capped ? "+" : "");
+    };
     t.rows.push_back({s.queue, std::to_string(s.ready), std::to_string(s.scheduled),
                       std::to_string(s.processing), std::to_string(s.expired),
-                      std::to_string(s.unleased), std::to_string(s.done), std::to_string(s.failed),
-                      oldest, flags});
+                      std::to_string(s.unleased), finished("done", s.done),
+                      finished("failed", s.failed), oldest, flags});
     wide.rows.push_back(
         {s.queue, std::to_string(s.ready), std::to_string(s.scheduled), std::to_string(s.waiting),
          std::to_string(s.processing), std::to_string(s.expired), std::to_string(s.unleased),
-         std::to_string(s.done), std::to_string(s.failed), std::to_string(s.canceled),
+         finished("done", s.done), finished("failed", s.failed), finished("canceled", s.canceled),
          s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no",
          s.max_processing ? std::to_string(*s.max_processing) : "-",
          s.rate ? rate_label(*s.rate) : "-", s.dead_letter.value_or("-"), oldest});

@@ -65,6 +65,11 @@ const MysqlDriver& mysql_driver();
 const SqliteDriver& sqlite_driver();
 const soci::backend_factory& backend_factory(Backend backend);
 
+// Loads the module queuectl-NAME.so from beside the binary (or LIBDIR/queuectl) and returns
+// what its entry point `entry` returns; throws Error naming what is missing, the module
+// called `title` (the HTTP server of `serve` is loaded so too).
+const void* load_driver(const std::string& name, const char* entry, const std::string& title);
+
 // Why a driver module did not load, from the dynamic loader's message: for a shared library
 // queuectl knows, "LIB is missing: install the Debian package PKG"; otherwise the message.
 std::string driver_load_failure(const std::string& loader_message);

@@ -36,7 +36,8 @@ std::vector<fs::path> driver_dirs() {
   return {(bin / QUEUECTL_DRIVER_DIR).lexically_normal(), bin / "drivers"};
 }
 
-// Loads queuectl-NAME.so and returns what its entry point `entry` returns.
+}  // namespace
+
 const void* load_driver(const std::string& name, const char* entry, const std::string& title) {
   const std::string file = "queuectl-" + name + ".so";
   std::string looked;
@@ -61,8 +62,6 @@ const void* load_driver(const std::string& name, const char* entry, const std::s
               (looked.empty() ? std::string("the binary's folder") : looked) +
               " (reinstall queuectl with its drivers)");
 }
-
-}  // namespace
 
 std::string driver_load_failure(const std::string& loader_message) {
   // Each shared library a driver needs, and the Debian package that ships it.

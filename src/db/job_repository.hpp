@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -109,6 +110,9 @@ struct QueueStats {
   std::optional<int> max_processing;       // concurrency limit; none: no limit
   std::optional<RateLimit> rate;           // rate limit; none: no limit
   std::optional<double> oldest_ready_age_seconds;
+  // The finished counts (done, failed, canceled) that reached the cap stats() was given:
+  // each is "at least" its number.
+  std::vector<std::string> at_least;
 };
 
 struct RateRead;
@@ -157,11 +161,20 @@ class JobRepository {
   Job get(std::int64_t id);
   std::vector<Job> list(const ListFilter& filter);
   // Per-queue counts; all queues when `queues` is empty.
-  std::vector<QueueStats> stats(const std::vector<std::string>& queues);
+  // `finished_cap` > 0: done, failed and canceled are each counted up to that many a queue
+  // (db/dialects/count_sql.hpp), so that the time does not grow with the history; 0: exact.
+  std::vector<QueueStats> stats(const std::vector<std::string>& queues,
+                                std::int64_t finished_cap = 0);
   // The database's clock, RFC 3339.
   std::string now();
 
  private:
+  using StatsEntry = std::function<QueueStats&(const std::string&)>;
+  // stats(): done, failed and canceled of every queue exactly (the finished index, whole),
+  // or of `queues` (all: those with finished jobs) each up to `cap`.
+  void count_all_finished(const StatsEntry& entry);
+  void count_finished(const std::vector<std::string>& queues, std::int64_t cap,
+                      const StatsEntry& entry);
   // Runs `sql`, q.claim or q.claim_rated.
   std::vector<Job> claim_returning(const ClaimReturning& q, const std::string& sql,
                                    const ClaimRequest& request, const std::string& token);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "db/dialects/count_sql.hpp"
 #include "db/job_repository.hpp"
 #include "db/row_reader.hpp"
 
@@ -57,7 +58,49 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
   return jobs;
 }
 
-std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& queues) {
+void JobRepository::count_all_finished(const StatsEntry& entry) {
+  auto& s = db_.session();
+  std::string name;
+  int status = 0;
+  long long n = 0;
+  soci::statement finished = statement_once(s, db_.sql().listing.stats_finished, soci::into(name),
+                                            soci::into(status), soci::into(n));
+  for (bool got = finished.execute(true); got; got = finished.fetch()) {
+    QueueStats& qs = entry(name);
+    if (status == static_cast<int>(Status::done)) qs.done = n;
+    if (status == static_cast<int>(Status::failed)) qs.failed = n;
+    if (status == static_cast<int>(Status::canceled)) qs.canceled = n;
+  }
+}
+
+void JobRepository::count_finished(const std::vector<std::string>& queues, std::int64_t cap,
+                                   const StatsEntry& entry) {
+  auto& s = db_.session();
+  const CountStatements& sql = count_sql(db_.dialect().backend());
+  std::vector<std::string> names = queues;
+  if (names.empty()) {
+    std::string name;
+    soci::statement list = statement_once(s, sql.finished_queues, soci::into(name));
+    for (bool got = list.execute(true); got; got = list.fetch()) names.push_back(name);
+  }
+  long long cap_value = cap, done = 0, failed = 0, canceled = 0;
+  for (const std::string& queue : names) {
+    s << sql.capped_finished, soci::use(queue, "q2"), soci::use(cap_value, "c2"),
+        soci::use(queue, "q3"), soci::use(cap_value, "c3"), soci::use(queue, "q4"),
+        soci::use(cap_value, "c4"), soci::into(done), soci::into(failed), soci::into(canceled);
+    if (done == 0 && failed == 0 && canceled == 0) continue;
+    QueueStats& qs = entry(queue);
+    qs.done = done;
+    qs.failed = failed;
+    qs.canceled = canceled;
+    if (done >= cap) qs.at_least.push_back("done");
+    if (failed >= cap) qs.at_least.push_back("failed");
+    if (canceled >= cap) qs.at_least.push_back("canceled");
+  }
+}
+
+std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& queues,
+                                             std::int64_t finished_cap) {
   std::map<std::string, QueueStats> by_queue;
   auto entry = [&](const std::string& name) -> QueueStats& {
     QueueStats& qs = by_queue[name];
@@ -97,15 +140,10 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       qs.expired = b_ind == soci::i_null ? 0 : b;
       qs.unleased = c_ind == soci::i_null ? 0 : c;
     }
-    int status = 0;
-    soci::statement finished = statement_once(s, q.listing.stats_finished, soci::into(name),
-                                              soci::into(status), soci::into(a));
-    for (bool got = finished.execute(true); got; got = finished.fetch()) {
-      QueueStats& qs = entry(name);
-      if (status == static_cast<int>(Status::done)) qs.done = a;
-      if (status == static_cast<int>(Status::failed)) qs.failed = a;
-      if (status == static_cast<int>(Status::canceled)) qs.canceled = a;
-    }
+    if (finished_cap > 0)
+      count_finished(queues, finished_cap, entry);
+    else
+      count_all_finished(entry);
     soci::statement paused = statement_once(s, q.listing.paused_queues, soci::into(name));
     for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
     std::string dead_letter;
