@@ -270,6 +270,14 @@ std::optional<ApiCall> api_call(const HttpRequest& req) {
   return std::nullopt;
 }
 
+bool is_write_route(const std::string& path) {
+  static const char* const kRoutes[] = {"/api/retry", "/api/cancel", "/api/move",
+                                        "/api/pause", "/api/resume", "/api/purge"};
+  for (const char* r : kRoutes)
+    if (path == r) return true;
+  return false;
+}
+
 int status_for_exit(int code) {
   switch (code) {
     case 0:

@@ -26,6 +26,10 @@ struct ApiCall {
 // option; the command then checks them as it checks a shell's.
 std::optional<ApiCall> api_call(const HttpRequest& req);
 
+// Whether `path` is a route that writes (POST /api/retry, ...): a server without writes
+// refuses it (403) before reading its body.
+bool is_write_route(const std::string& path);
+
 struct MethodNotAllowed {
   std::string allowed;  // "GET" or "POST"
 };

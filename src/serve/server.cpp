@@ -115,6 +115,7 @@ class Server {
     if (auth_ && !authorized(req, res, user)) return;
     if (req.path.rfind("/api/", 0) != 0) return serve_asset(req, res);
     if (req.path == "/api/session") return session(req, res, user);
+    if (req.method == "POST" && is_write_route(req.path) && !write_allowed(req, res)) return;
     std::optional<ApiCall> call;
     try {
       call = api_call(req);
@@ -123,7 +124,6 @@ class Server {
       return reply_error(res, 405, req.method + " " + req.path + ": use " + e.allowed);
     }
     if (!call) return reply_error(res, 404, "no such route: " + req.path);
-    if (call->writes && !write_allowed(req, res)) return;
     run(*call, req, res, user);
   }
 
