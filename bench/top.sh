@@ -15,9 +15,12 @@
 #   claim    queuectl claim none   (an empty queue: connect, session setup, schema check,
 #                                   one indexed statement: the floor of any command)
 #   top      queuectl top --once   (one frame: eight statements in one snapshot)
-#   stats    queuectl stats        (for comparison: it counts every done job)
-# and reports ms per run and ratios: top against version and against claim; stats against
-# claim. Medians of the rounds go to the table. Nothing asserts a time: the machine is
+#   stats    queuectl stats        (done, failed, canceled counted up to 100,000 a queue)
+#   exact    queuectl stats --exact (for comparison: it counts every done job)
+#   overview what the page of `queuectl serve` asks every 2 s: GET /api/stats and /api/top,
+#            with curl, from a server started on the same database
+# and reports ms per run and ratios: top against version and against claim; stats and
+# exact against claim; the overview against stats (issue 32: the web view on a large table). Medians of the rounds go to the table. Nothing asserts a time: the machine is
 # shared and noisy.
 #
 # Knobs: BUILD_DIR, BACKENDS ("sqlite postgresql mysql"), ROWS (1000000), N (20),
@@ -139,21 +142,33 @@ per_run_ms() {
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
+# The overview's poll: both routes, one after the other, as the page asks them.
+overview() { curl -sf "$1/api/stats" >/dev/null && curl -sf "$1/api/top" >/dev/null; }
+
 echo
-echo "| backend | version ms | claim ms | top --once ms | stats ms | top / version | top / claim | stats / claim |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| backend | version ms | claim ms | top --once ms | stats ms | stats --exact ms | overview ms | top / claim | stats / claim | exact / claim | overview / stats |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for b in $BACKENDS; do
   u=${URL[$b]}
+  "$Q" --db "$u" serve --listen 127.0.0.1:0 2>"$TMP/serve-$b.log" &
+  serve_pid=$!
+  for _ in $(seq 100); do grep -q listening "$TMP/serve-$b.log" && break; sleep 0.1; done
+  web=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve-$b.log")
   "$Q" --db "$u" top --once >/dev/null  # warm the caches once
-  v=() c=() t=() s=() tv=() tc=() sc=()
+  overview "$web"
+  v=() c=() t=() s=() e=() o=() tc=() sc=() ec=() os=()
   for ((r = 1; r <= ROUNDS; r++)); do
     vr=$(per_run_ms "$Q" --version)
     cr=$(per_run_ms "$Q" --db "$u" claim none)
     tr=$(per_run_ms "$Q" --db "$u" top --once)
     sr=$(per_run_ms "$Q" --db "$u" stats)
-    echo "round=$r backend=$b version=$vr claim=$cr top=$tr stats=$sr" >&2
-    v+=("$vr") c+=("$cr") t+=("$tr") s+=("$sr")
-    tv+=("$(ratio "$tr" "$vr")") tc+=("$(ratio "$tr" "$cr")") sc+=("$(ratio "$sr" "$cr")")
+    er=$(per_run_ms "$Q" --db "$u" stats --exact)
+    or=$(per_run_ms overview "$web")
+    echo "round=$r backend=$b version=$vr claim=$cr top=$tr stats=$sr exact=$er overview=$or" >&2
+    v+=("$vr") c+=("$cr") t+=("$tr") s+=("$sr") e+=("$er") o+=("$or")
+    tc+=("$(ratio "$tr" "$cr")") sc+=("$(ratio "$sr" "$cr")") ec+=("$(ratio "$er" "$cr")")
+    os+=("$(ratio "$or" "$sr")")
   done
-  echo "| $b | $(median "${v[@]}") | $(median "${c[@]}") | $(median "${t[@]}") | $(median "${s[@]}") | $(median "${tv[@]}")x | $(median "${tc[@]}")x | $(median "${sc[@]}")x |"
+  kill "$serve_pid"; wait "$serve_pid" || true
+  echo "| $b | $(median "${v[@]}") | $(median "${c[@]}") | $(median "${t[@]}") | $(median "${s[@]}") | $(median "${e[@]}") | $(median "${o[@]}") | $(median "${tc[@]}")x | $(median "${sc[@]}")x | $(median "${ec[@]}")x | $(median "${os[@]}")x |"
 done

@@ -26,13 +26,14 @@ namespace {
 struct TopOptions {
   bool once = false;
   std::string interval = "1s";
+  int failures = kTopFailures;
 };
 
 constexpr std::int64_t kShortestIntervalMs = 100;
 constexpr std::size_t kPlainWidth = 80;
 
-TopSnapshot read_frame(TopRepository& repo) {
-  return repo.read(kTopWorkers, kTopFailures);
+TopSnapshot read_frame(TopRepository& repo, int failures = kTopFailures) {
+  return repo.read(kTopWorkers, failures);
 }
 
 // The frames of a live view. A lost connection (or a server that stays busy) does not end
@@ -130,12 +131,15 @@ void run_top(Context& ctx, const TopOptions& o) {
                      " prints one frame: add --once (the live view is for people)");
   if (!ctx.options.fields.empty())
     throw UsageError("--field does not apply to top: use `top --once -o json`");
+  if (o.failures != kTopFailures && !o.once)
+    throw UsageError("--failures is for `top --once` (the screen has room for " +
+                     std::to_string(kTopFailures) + ")");
 
   Database& db = ctx.migrated_db();
   TopRepository repo(db);
   TopFrameInfo info{db.url().redacted(), o.once ? std::string() : interval.str(), false, {}};
   if (o.once) {
-    const TopSnapshot snap = read_frame(repo);
+    const TopSnapshot snap = read_frame(repo, o.failures);
     Output out;
     out.document = top_json(snap);
     out.lines =
@@ -159,6 +163,10 @@ void setup_top(CLI::App& app, Context& ctx) {
   sub->add_flag("--once", o->once, "Print one frame and exit (also -o json)");
   sub->add_option("--interval", o->interval, "Time between frames (default 1s, at least 100ms)")
       ->type_name("DUR");
+  sub->add_option("--failures", o->failures,
+                  "With --once: list the N newest failures (default 5; JSON has them all)")
+      ->check(CLI::Range(1, 1000))
+      ->type_name("N");
   sub->footer(
       "On a terminal, top takes the whole screen and redraws it every --interval; q or\n"
       "Ctrl-C quits (r redraws at once) and the terminal is left as it was. Per queue:\n"

@@ -21,6 +21,8 @@ PACKAGES=(
   # the cluster suites (scripts/test-clusters.sh): Galera and its rsync state transfer,
   # jq and bc for their ledgers
   galera-4 rsync jq bc
+  # curl: the HTTP checks of `queuectl serve` in the cluster suite and the benchmarks
+  curl
   # a connection pooler in front of PostgreSQL (transaction and session pooling tests)
   pgbouncer
   # shell completion tests, process tools, `script` (a terminal for the progress tests)

@@ -520,9 +520,12 @@ function drawJob(sec, j) {
       (b) => act(b, `cancel job ${id}`, '/api/cancel', { ids: [id], force: j.status === 'processing' }), { class: 'danger' }));
   }
   const pct = typeof j.progress === 'number' ? j.progress : null;
+  // The error first (under the actions) when there is one or the job failed: on-call reads it first.
+  const errorFirst = j.status === 'failed' || (j.last_error !== null && j.last_error !== undefined);
 
   fill(sec,
     actions.some(Boolean) ? h('div', { class: 'actions' }, actions) : null,
+    errorFirst ? pre('last_error', 'error-text') : null,
     h('div', { class: 'detail-grid' },
       group('Job',
         field('id'), field('queue', h('a', { href: jobsHref(j.queue), 'data-field': 'queue' }, text(j.queue))),
@@ -539,7 +542,7 @@ function drawJob(sec, j) {
         field('progress', h('span', { 'data-field': 'progress' }, pct === null ? '-' : String(pct)),
           pct === null ? null : [h('span', { class: 'rel' }, '%'), h('progress', { max: 100, value: Math.max(0, Math.min(100, pct)) })]),
         field('progress_note'), field('trace_parent'), field('trace_state'))),
-    pre('payload'), pre('result'), pre('checkpoint'), pre('last_error', 'error-text'));
+    pre('payload'), pre('result'), pre('checkpoint'), errorFirst ? null : pre('last_error', 'error-text'));
 }
 
 // ---------- Workers ----------
@@ -592,7 +595,7 @@ function viewFailures(root) {
   const draw = () => {
     const groups = new Map();
     for (const j of jobs) {
-      const key = firstLine(j.last_error);
+      const key = firstLine(j.error);  // /api/top's failures: newest first, by the failed index
       if (!groups.has(key)) groups.set(key, { count: 0, queues: new Set(), ids: [], newest: j.id });
       const g = groups.get(key);
       g.count++; g.queues.add(j.queue); g.ids.push(j.id);
@@ -619,8 +622,8 @@ function viewFailures(root) {
     drawFailureQueues(queues);
   };
   return async () => {
-    const [jr, sr] = await Promise.allSettled([api(`/api/jobs?status=failed&newest_first=1&limit=${LIMIT}`), api('/api/stats')]);
-    if (jr.status === 'fulfilled') jobs = Array.isArray(jr.value.data) ? jr.value.data : [];
+    const [jr, sr] = await Promise.allSettled([api(`/api/top?failures=${LIMIT}`), api('/api/stats')]);
+    if (jr.status === 'fulfilled') jobs = jr.value.data && Array.isArray(jr.value.data.failures) ? jr.value.data.failures : [];
     if (sr.status === 'fulfilled') S.stats = sr.value.data || [];
     draw();
     const bad = [jr, sr].find((x) => x.status === 'rejected');

@@ -138,8 +138,9 @@ std::optional<ApiCall> get_call(const HttpRequest& req) {
     if (q.flag("exact")) call.args.push_back("--exact");
     positional(call.args, q.all("queue"));
   } else if (path == "/api/top") {
-    Query q(req, path, {});
+    Query q(req, path, {"failures"});
     call.args = command({"top", "--once"});
+    q.option(call.args, "failures", "--failures");
   } else if (path == "/api/jobs") {
     Query q(req, path, {"queue", "status", "limit", "after", "before", "newest_first"});
     call.args = command({"list"});

@@ -221,8 +221,8 @@ TEST_CASE("serve: --auth-file users and bearer tokens; no response shows the URL
   FreshDatabase fixture;
   TempDir dir;
   const std::string users = dir.path() + "/users";
-  std::ofstream(users) << "# on call\nalice:" << hash_of("correct horse") << "\ntoken:"
-                       << hash_of("s3cret-token") << "\n";
+  std::ofstream(users) << "# on call\nalice:" << hash_of("correct horse")
+                       << "\ntoken:" << hash_of("s3cret-token") << "\n";
   // Any address, now that there is sign-in: 0.0.0.0 reaches loopback too.
   SecretAccount secret(fixture.db());
   // PgBouncer knows only its own users: past it, to the same server's database.
@@ -248,9 +248,9 @@ TEST_CASE("serve: --auth-file users and bearer tokens; no response shows the URL
   bearer.set_bearer_token_auth("guess");
   CHECK(bearer.Get("/api/stats")->status == 401);
   // The database URL's password is in no answer, error or log line.
-  for (const char* path : {"/", "/app.js", "/api/session", "/api/stats", "/api/top",
-                           "/api/jobs", "/api/leases", "/api/schedules", "/api/jobs/1",
-                           "/api/jobs?status=bad", "/api/nothing"}) {
+  for (const char* path :
+       {"/", "/app.js", "/api/session", "/api/stats", "/api/top", "/api/jobs", "/api/leases",
+        "/api/schedules", "/api/jobs/1", "/api/jobs?status=bad", "/api/nothing"}) {
     auto res = http.Get(path);
     REQUIRE(res);
     CHECK_MESSAGE(res->body.find(kSecret) == std::string::npos, std::string(path));
@@ -265,8 +265,8 @@ TEST_CASE("serve: a 10 MB body or 10,000 header lines are refused, and it serves
   FreshDatabase fixture;
   ServeProcess serve(fixture.url(), {"--allow-writes"});
   httplib::Client http(serve.url());
-  auto big = http.Post("/api/retry", csrf_headers(http), std::string(10 << 20, 'x'),
-                       "application/json");
+  auto big =
+      http.Post("/api/retry", csrf_headers(http), std::string(10 << 20, 'x'), "application/json");
   // Refused with 413, or the connection closed while the body was still coming.
   CHECK((!big || big->status == 413));
   httplib::Headers many;
@@ -283,9 +283,9 @@ TEST_CASE("serve: HTTPS with --tls-cert and --tls-key") {
   FreshDatabase fixture;
   TempDir dir;
   const std::string cert = dir.path() + "/cert.pem", key = dir.path() + "/key.pem";
-  RunResult made = run_process({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                                "-keyout", key, "-out", cert, "-days", "1", "-subj",
-                                "/CN=127.0.0.1"});
+  RunResult made =
+      run_process({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                   "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"});
   REQUIRE_MESSAGE(made.exit_code == 0, dump(made));
   ServeProcess serve(fixture.url(), {"--tls-cert", cert, "--tls-key", key});
   CHECK(serve.url().rfind("https://", 0) == 0);
@@ -295,8 +295,8 @@ TEST_CASE("serve: HTTPS with --tls-cert and --tls-key") {
   REQUIRE(res);
   CHECK(res->status == 200);
   // Plain HTTP to the HTTPS port gets no answer.
-  CHECK_FALSE(httplib::Client("http://127.0.0.1:" + std::to_string(serve.port()))
-                  .Get("/api/session"));
+  CHECK_FALSE(
+      httplib::Client("http://127.0.0.1:" + std::to_string(serve.port())).Get("/api/session"));
   CHECK(serve.stop() == 0);
 }
 
@@ -331,7 +331,8 @@ TEST_CASE("slow: serve load: 200 clients for 30 s leave it answering, in bounded
   }
   stop = true;
   for (auto& t : clients) t.join();
-  INFO("answered " << answered.load() << ", failed " << failed.load() << ", peak RSS " << peak_kb << " kB");
+  INFO("answered " << answered.load() << ", failed " << failed.load() << ", peak RSS " << peak_kb
+                   << " kB");
   CHECK(probes_ok == 6);
   CHECK(answered > 1000);
   CHECK(peak_kb < 256 * 1024);

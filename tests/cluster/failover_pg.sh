@@ -72,6 +72,23 @@ rc=$?
   fail "stats on the standby did not run"
 "$QUEUECTL" --db "${URL/read-write/prefer-standby}" list jobs -q >/dev/null ||
   fail "list with target_session_attrs=prefer-standby did not run"
+# The web view on a standby: writes stay off whatever --allow-writes says, and it says why.
+"$QUEUECTL" --db "${URL/read-write/prefer-standby}" serve --listen 127.0.0.1:0 --allow-writes \
+  2>"$work/serve.log" &
+serve_pid=$!
+for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
+web=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/serve.log" || true)
+session=$(curl -sf "$web/api/session" || true)
+[[ $(jq -r .writes <<<"$session" 2>/dev/null) == false &&
+  $(jq -r .read_only_reason <<<"$session" 2>/dev/null) == *standby* ]] ||
+  fail "serve --allow-writes on a standby: session '$session' (want writes off, naming the" \
+    "standby); its log: $(cat "$work/serve.log")"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+  -H "X-CSRF-Token: $(jq -r .csrf_token <<<"$session" 2>/dev/null)" -d '{"queue": "jobs"}' \
+  "$web/api/pause" || true)
+[[ $code == 403 ]] || fail "a write through serve on a standby: HTTP $code (want 403)"
+kill "$serve_pid" 2>/dev/null
+wait "$serve_pid" || fail "serve on the standby did not end with exit 0 on SIGTERM"
 
 # The job: a ledger line when it starts and when it ends (also when stopped by SIGTERM).
 # Every 100th job runs 10 s, the others up to 0.2 s.

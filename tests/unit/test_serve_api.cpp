@@ -43,6 +43,8 @@ TEST_CASE("serve: each read route is the command with -o json") {
   CHECK(api_call(get("/api/stats", {{"queue", "a"}, {"queue", "-b"}}))->args ==
         Words{"-o", "json", "stats", "--", "a", "-b"});
   CHECK(api_call(get("/api/top"))->args == Words{"-o", "json", "top", "--once"});
+  CHECK(api_call(get("/api/top", {{"failures", "500"}}))->args ==
+        Words{"-o", "json", "top", "--once", "--failures=500"});
   auto list = api_call(get("/api/jobs", {{"queue", "q"}, {"status", "failed"}, {"limit", "5"}}));
   CHECK(list->args == Words{"-o", "json", "list", "--status=failed", "--limit=5", "--", "q"});
   CHECK(list->page_limit == 5);
