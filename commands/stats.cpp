@@ -49,7 +49,7 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
   };
   out +=
       "# HELP queuectl_jobs Jobs by queue and status (ready = due now; done, failed and "
-      "canceled count up to 100000 unless stats --exact).\n";
+      "canceled count up to 10000 unless stats --exact).\n";
   out += "# TYPE queuectl_jobs gauge\n";
   for (const auto& s : stats) {
     const std::pair<const char*, std::int64_t> rows[] = {
@@ -120,7 +120,7 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
 
 // What `stats` counts of each queue's done, failed and canceled jobs unless --exact: enough
 // to see a backlog of failures, cheap however long the history (db/dialects/count_sql.hpp).
-constexpr std::int64_t kFinishedCap = 100000;
+constexpr std::int64_t kFinishedCap = 10000;
 
 }  // namespace
 
@@ -132,9 +132,10 @@ void setup_stats(CLI::App& app, Context& ctx) {
   sub->add_flag("--exact", *exact,
                 "Count every done, failed and canceled job (reads the whole history)");
   sub->footer(
-      "DONE, FAILED and CANCELED count up to 100000 jobs a queue each, so that stats stays\n"
-      "fast however many finished jobs are kept: a count at the cap shows as 100000+ (JSON:\n"
-      "named in \"at_least\"). --exact counts them all, reading every finished row.\n"
+      "DONE, FAILED and CANCELED count up to 10000 jobs a queue each, so that stats stays\n"
+      "fast however many finished jobs are kept: a count at the cap shows as 10000+ (JSON:\n"
+      "named in \"at_least\"). --exact counts them all, reading every finished row (SQLite\n"
+      "always does).\n"
       "UNLEASED (JSON \"unleased\") counts processing jobs without a lease (lock_until NULL,\n"
       "set by other code): they are in PROCESSING too, never expire, and come back only\n"
       "with `queuectl reap --unleased --older-than DUR`.\n"

@@ -50,7 +50,7 @@ function jobsHref(queue, status, extra) {
   for (const [k, v] of Object.entries(Object.assign({ queue, status }, extra))) if (v) p.set(k, v);
   return '#/jobs' + (p.toString() ? '?' + p.toString() : '');
 }
-// A count, "≥ 100,000" when stats capped it (listed in at_least).
+// A count, "≥ 10,000" when stats capped it (listed in at_least).
 function fmtCount(row, key) {
   const s = fmtNum(row[key]);
   return Array.isArray(row.at_least) && row.at_least.includes(key) ? '≥ ' + s : s;

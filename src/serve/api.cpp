@@ -12,6 +12,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr int kMaxPage = 1000;
+
 // A GET's query parameters: each name allowed once, and only those the route takes.
 class Query {
  public:
@@ -156,6 +158,10 @@ std::optional<ApiCall> get_call(const HttpRequest& req) {
       } catch (const std::exception&) {
         call.page_limit = 0;  // `list` refuses it
       }
+      // An answer stays bounded: a page of at most 1,000 jobs (the command allows 100,000).
+      if (call.page_limit > kMaxPage)
+        throw UsageError("limit " + *limit + " is over " + std::to_string(kMaxPage) +
+                         " for /api/jobs: page with after= (or before=)");
     }
     positional(call.args, q.all("queue"));
   } else if (path.rfind("/api/jobs/", 0) == 0 && path.find('/', 10) == std::string::npos) {

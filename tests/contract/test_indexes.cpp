@@ -442,8 +442,13 @@ TEST_CASE("stats counts finished jobs through indexes, up to its cap, and finds 
     return QueueStats{};
   };
   const auto capped = repo.stats({}, 1000);
-  CHECK(find(capped, "q").done == 1000);
-  CHECK(find(capped, "q").at_least == std::vector<std::string>{"done"});
+  if (is_sqlite()) {  // counts exactly (JobRepository::stats says why)
+    CHECK(find(capped, "q").done == 100000);
+    CHECK(find(capped, "q").at_least.empty());
+  } else {
+    CHECK(find(capped, "q").done == 1000);
+    CHECK(find(capped, "q").at_least == std::vector<std::string>{"done"});
+  }
   CHECK(find(capped, "done_only").failed == 1);
   CHECK(find(capped, "done_only").at_least.empty());
   const auto exact = repo.stats({}, 0);

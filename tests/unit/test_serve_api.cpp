@@ -71,6 +71,9 @@ TEST_CASE("serve: bad parameters and bodies are refused before any command runs"
   CHECK(usage_error_of([] {
           api_call(get("/api/jobs", {{"limit", "1"}, {"limit", "2"}}));
         }).find("given twice") != std::string::npos);
+  CHECK(usage_error_of([] {
+          api_call(get("/api/jobs", {{"limit", "1001"}}));
+        }).find("over 1000") != std::string::npos);
   CHECK(usage_error_of([] { api_call(get("/api/groups")); }).find("?queue=") != std::string::npos);
   CHECK(usage_error_of([] { api_call(post("/api/retry", "not json")); }).find("not JSON") !=
         std::string::npos);

@@ -4,9 +4,10 @@ namespace queuectl {
 namespace {
 
 // One capped count: the derived table stops at the cap, COUNT(*) counts what it kept.
-// `order`: PostgreSQL's and SQLite's (the finished index's own order, so that a scan of the
-// table, even one that would stop at the cap, is never cheaper than the index); MySQL reads
-// ix_job_queue_claim, whose order is another, in any order.
+// `order`: PostgreSQL's (the finished index's own order, so that a scan of the table, even
+// one that would stop at the cap, is never cheaper than the index). MySQL reads
+// ix_job_queue_claim, whose order is another, in any order. (SQLite: JobRepository::stats
+// counts exactly instead; its statements are EXPLAINed all the same.)
 std::string capped(const char* status, const char* n, const char* order) {
   return std::string("(SELECT COUNT(*) FROM (SELECT 1 FROM job_queue WHERE queue = :q") + n +
          " AND status >= 2 AND status = " + status + order + " LIMIT :c" + n + ") c" + n + ")";
@@ -33,7 +34,7 @@ CountStatements make(Backend backend) {
   // SQLite use the partial index (WHERE status >= 2) only for a condition they can see
   // implies its own, and SQLite sees only the same term. MySQL reads (queue, status) of
   // ix_job_queue_claim, PostgreSQL and SQLite job_queue_finished: index entries only.
-  const char* order = backend == Backend::mysql ? "" : " ORDER BY finished_at";
+  const char* order = backend == Backend::postgresql ? " ORDER BY finished_at" : "";
   s.capped_finished = "SELECT " + capped("2", "2", order) + ", " + capped("3", "3", order) + ", " +
                       capped("4", "4", order);
   return s;
