@@ -57,7 +57,7 @@ _queuectl_split() {
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
-_queuectl_commands="migrate enqueue cron batch claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock keda"
+_queuectl_commands="migrate enqueue cron batch claim ack fail extend release work show list stats leases groups top bench serve retry cancel purge move pause resume queue reap lock keda"
 
 # The subcommands of cron, in the order of `queuectl cron --help`.
 _queuectl_cron_commands="add remove pause resume list show trigger apply tick"
@@ -92,7 +92,8 @@ _queuectl_valued() {
         list) v+=" --status --limit --after --before" ;;
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
         groups) v+=" --limit" ;;
-        top) v+=" --interval" ;;
+        top) v+=" --interval --failures" ;;
+        serve) v+=" --listen --auth-file --tls-cert --tls-key --threads --refresh" ;;
         retry) v+=" --queue --status --older-than" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
@@ -135,7 +136,9 @@ _queuectl_options() {
         list) printf '%s' "--status --limit --after --newest-first --before" ;;
         leases) printf '%s' "--expired --unleased --expiring-within --older-than --worker --limit" ;;
         groups) printf '%s' "--blocked --limit" ;;
-        top) printf '%s' "--once --interval" ;;
+        stats) printf '%s' "--exact" ;;
+        top) printf '%s' "--once --interval --failures" ;;
+        serve) printf '%s' "--listen --allow-writes --read-only --auth-file --tls-cert --tls-key --threads --refresh --hash-password" ;;
         retry) printf '%s' "--queue --status --older-than" ;;
         cancel) printf '%s' "--force" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
@@ -281,7 +284,7 @@ _queuectl() {
                 list="postgresql:// mysql:// sqlite:///"
                 nospace=1
                 ;;
-            --db-password-file)
+            --db-password-file | --auth-file | --tls-cert | --tls-key)
                 files=1
                 ;;
             --from)

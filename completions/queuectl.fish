@@ -48,7 +48,9 @@ function __queuectl_valued
         case groups
             set -a v --limit
         case top
-            set -a v --interval
+            set -a v --interval --failures
+        case serve
+            set -a v --listen --auth-file --tls-cert --tls-key --threads --refresh
         case retry
             set -a v --queue --status --older-than
         case purge
@@ -309,6 +311,7 @@ complete -c queuectl -n $needs_command -a leases -d 'Show processing jobs, their
 complete -c queuectl -n $needs_command -a groups -d 'Ordered groups that are busy or blocked, with their heads'
 complete -c queuectl -n $needs_command -a top -d 'Live view: queues, busiest workers, newest failures (q quits)'
 complete -c queuectl -n $needs_command -a bench -d 'Compare ways of taking jobs with several clients, in scratch tables'
+complete -c queuectl -n $needs_command -a serve -d 'A web view of the queues, and its JSON API'
 complete -c queuectl -n $needs_command -a retry -d 'Put failed or canceled jobs back to ready'
 complete -c queuectl -n $needs_command -a cancel -d 'Cancel ready or failed jobs (processing ones with --force)'
 complete -c queuectl -n $needs_command -a purge -d 'Delete finished jobs older than a cutoff'
@@ -321,7 +324,7 @@ complete -c queuectl -n $needs_command -a lock -d 'Run a command while holding a
 complete -c queuectl -n $needs_command -a keda -d 'Print a KEDA trigger (YAML) that scales the workers of a queue on Kubernetes'
 # help COMMAND (not in the list of queuectl --help)
 complete -c queuectl -n $needs_command -a help -d "Show the overview, or a command's help"
-complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench retry cancel purge move pause resume queue reap lock keda'
+complete -c queuectl -n __queuectl_wants_help_topic -a 'migrate enqueue cron claim ack fail extend release work show list stats leases groups top bench serve retry cancel purge move pause resume queue reap lock keda'
 
 # Queue names, "--" and the command run by work/lock.
 complete -c queuectl -n __queuectl_wants_queue -a '(__queuectl_queues)' -d Queue
@@ -408,6 +411,19 @@ complete -c queuectl -n '__fish_seen_subcommand_from groups' -l limit -x -d 'At 
 # top
 complete -c queuectl -n '__fish_seen_subcommand_from top' -l once -d 'Print one frame and exit (also -o json)'
 complete -c queuectl -n '__fish_seen_subcommand_from top' -l interval -x -d 'Time between frames (default 1s, at least 100ms)'
+complete -c queuectl -n '__fish_seen_subcommand_from top' -l failures -x -d 'With --once: list the N newest failures (default 5)'
+# stats
+complete -c queuectl -n '__fish_seen_subcommand_from stats' -l exact -d 'Count every done, failed and canceled job (reads the whole history)'
+# serve
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l listen -x -d 'HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any)'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l allow-writes -d 'Let the page retry, cancel, move, pause, resume and purge'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l read-only -d 'Refuse every write (the default)'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l auth-file -r -F -d 'Users (USER:HASH) and bearer tokens (token:HASH) who may sign in'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l tls-cert -r -F -d 'Serve HTTPS with this PEM certificate'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l tls-key -r -F -d '... and this PEM private key'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l threads -x -d 'Requests served at once (default 8)'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l refresh -x -d 'How often the page refreshes (default 2s)'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l hash-password -d 'Read a password on stdin, print its bcrypt hash for --auth-file'
 # retry
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l queue -x -a '(__queuectl_queues)' -d 'Every failed job of this queue, instead of ids'
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With --queue: failed (default) and/or canceled'
