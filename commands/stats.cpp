@@ -60,6 +60,17 @@ std::string prometheus_text(const std::vector<QueueStats>& stats) {
       out += "queuectl_jobs{queue=\"" + label(s.queue) + "\",status=\"" + status + "\"} " +
              std::to_string(count) + "\n";
   }
+  out +=
+      "# HELP queuectl_jobs_capped 1 when the finished count of queuectl_jobs reached the cap "
+      "of stats: the count is at least the value shown.\n";
+  out += "# TYPE queuectl_jobs_capped gauge\n";
+  for (const auto& s : stats)
+    for (const char* status : {"done", "failed", "canceled"}) {
+      const bool capped =
+          std::find(s.at_least.begin(), s.at_least.end(), status) != s.at_least.end();
+      out += "queuectl_jobs_capped{queue=\"" + label(s.queue) + "\",status=\"" + status + "\"} " +
+             (capped ? "1" : "0") + "\n";
+    }
   out += "# HELP queuectl_expired_leases Processing jobs whose lease has lapsed.\n";
   out += "# TYPE queuectl_expired_leases gauge\n";
   for (const auto& s : stats)

@@ -176,7 +176,7 @@ void setup_top(CLI::App& app, Context& ctx) {
       "workers holding the most leases and the newest failures with their error's first\n"
       "line.\n"
       "Queues with nothing ready, running, failed or done in the last minute, and no\n"
-      "setting, are left out (`queuectl stats` counts every job). When stdout is not a\n"
+      "setting, are left out (`queuectl stats` lists every queue). When stdout is not a\n"
       "terminal, a plain frame is printed every interval, with a blank line between\n"
       "frames, until SIGINT or SIGTERM. top only reads, each frame in one snapshot, and\n"
       "its statements read no done job older than a minute: cheap on a large table.\n"

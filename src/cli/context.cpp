@@ -93,7 +93,9 @@ bool Context::print_text(const std::string& text) const {
 }
 
 bool Context::interactive_stderr() const {
-  return !options.quiet && isatty(STDERR_FILENO);
+  // A command run for `queuectl serve` (a lent connection) writes into a buffer, whatever
+  // the server's own stderr is.
+  return !options.quiet && !lent_ && isatty(STDERR_FILENO);
 }
 
 ProgressLine Context::progress_line() const {

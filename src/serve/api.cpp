@@ -14,6 +14,28 @@ using json = nlohmann::json;
 
 constexpr int kMaxPage = 1000;
 
+// A value as the command line gets it: never empty (CLI11 would take the next word as the
+// value of `--name=`) and without control characters (a NUL would cut it short in argv).
+const std::string& checked_value(const std::string& value, const std::string& what) {
+  if (value.empty()) throw UsageError(what + " is empty");
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f) throw UsageError(what + " holds a control character");
+  return value;
+}
+
+// A page size: digits only (CLI11 would read 0x10 as 16), at most kMaxPage, so that an
+// answer stays bounded.
+int page_size(const std::string& value, const std::string& what) {
+  if (value.empty() || value.size() > 7 ||
+      value.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError(what + " '" + value + "' is not a whole number");
+  const int n = std::stoi(value);
+  if (n > kMaxPage)
+    throw UsageError(what + " " + value + " is over " + std::to_string(kMaxPage) +
+                     ": page with after= (or before=)");
+  return n;
+}
+
 // A GET's query parameters: each name allowed once, and only those the route takes.
 class Query {
  public:
@@ -28,7 +50,7 @@ class Query {
       }
       if (values_.count(name) && !(repeat_first && name == allowed.front()))
         throw UsageError("parameter '" + name + "' given twice for " + route);
-      values_.emplace(name, value);
+      values_.emplace(name, checked_value(value, "parameter '" + name + "' of " + route));
     }
   }
   // --name=value for each given value of a valued parameter.
@@ -84,7 +106,8 @@ class Body {
   // A text or a whole number, as text.
   std::string text(const std::string& key) const {
     const json& v = doc_.at(key);
-    if (v.is_string()) return v.get<std::string>();
+    if (v.is_string())
+      return checked_value(v.get<std::string>(), "'" + key + "' for POST " + route_);
     if (v.is_number_integer()) return v.dump();
     throw UsageError("'" + key + "' for POST " + route_ + " must be a string or a number");
   }
@@ -105,8 +128,10 @@ class Body {
     const json& v = doc_.at("ids");
     if (!v.is_array()) throw UsageError("'ids' for POST " + route_ + " must be a list of job ids");
     for (const json& id : v) {
-      if (id.is_number_unsigned() || id.is_string())
-        out.push_back(id.is_string() ? id.get<std::string>() : id.dump());
+      if (id.is_number_unsigned())
+        out.push_back(id.dump());
+      else if (id.is_string())
+        out.push_back(checked_value(id.get<std::string>(), "a job id for POST " + route_));
       else
         throw UsageError("'ids' for POST " + route_ + " must hold job ids (" + id.dump() + ")");
     }
@@ -147,22 +172,14 @@ std::optional<ApiCall> get_call(const HttpRequest& req) {
     Query q(req, path, {"queue", "status", "limit", "after", "before", "newest_first"});
     call.args = command({"list"});
     q.option(call.args, "status", "--status");
-    q.option(call.args, "limit", "--limit");
+    if (const std::string* limit = q.get("limit"))
+      call.args.push_back("--limit=" + std::to_string(page_size(*limit, "limit for /api/jobs")));
     q.option(call.args, "after", "--after");
     q.option(call.args, "before", "--before");
     if (q.flag("newest_first")) call.args.push_back("--newest-first");
-    call.page_limit = 100;
-    if (const std::string* limit = q.get("limit")) {
-      try {
-        call.page_limit = std::stoi(*limit);
-      } catch (const std::exception&) {
-        call.page_limit = 0;  // `list` refuses it
-      }
-      // An answer stays bounded: a page of at most 1,000 jobs (the command allows 100,000).
-      if (call.page_limit > kMaxPage)
-        throw UsageError("limit " + *limit + " is over " + std::to_string(kMaxPage) +
-                         " for /api/jobs: page with after= (or before=)");
-    }
+    call.page_limit = 100;  // list's default
+    if (const std::string* limit = q.get("limit"))
+      call.page_limit = page_size(*limit, "limit for /api/jobs");
     positional(call.args, q.all("queue"));
   } else if (path.rfind("/api/jobs/", 0) == 0 && path.find('/', 10) == std::string::npos) {
     Query q(req, "/api/jobs/ID", {});
@@ -176,14 +193,16 @@ std::optional<ApiCall> get_call(const HttpRequest& req) {
     q.option(call.args, "expiring_within", "--expiring-within");
     q.option(call.args, "older_than", "--older-than");
     q.option(call.args, "worker", "--worker");
-    q.option(call.args, "limit", "--limit");
+    if (const std::string* limit = q.get("limit"))
+      call.args.push_back("--limit=" + std::to_string(page_size(*limit, "limit for /api/leases")));
   } else if (path == "/api/groups") {
     Query q(req, path, {"queue", "blocked", "limit"});
     const std::string* queue = q.get("queue");
     if (!queue) throw UsageError("/api/groups needs ?queue=QUEUE");
     call.args = command({"groups"});
     if (q.flag("blocked")) call.args.push_back("--blocked");
-    q.option(call.args, "limit", "--limit");
+    if (const std::string* limit = q.get("limit"))
+      call.args.push_back("--limit=" + std::to_string(page_size(*limit, "limit for /api/groups")));
     positional(call.args, {*queue});
   } else if (path == "/api/schedules") {
     Query q(req, path, {});

@@ -1,8 +1,11 @@
 #include "serve/server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/random.h>
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -52,19 +55,20 @@ std::string error_body(const std::string& message) {
   return json{{"error", message}}.dump(2) + "\n";
 }
 
-// The host part of a Host or Origin header's value ("[::1]:8080" -> "::1").
-std::string host_of(std::string value) {
-  const auto scheme = value.find("://");
-  if (scheme != std::string::npos) value = value.substr(scheme + 3);
+// The host part of a Host header's value ("[::1]:8080" -> "::1", "localhost:80" ->
+// "localhost").
+std::string host_of(const std::string& value) {
   if (!value.empty() && value.front() == '[') return value.substr(1, value.find(']') - 1);
   return value.substr(0, value.find(':'));
 }
 
-// A command's first error line, without the "queuectl: error: " every one starts with.
+// A command's error line (the last "queuectl: error: " line), without those words.
 std::string error_line(const std::string& err) {
-  std::string line = err.substr(0, err.find('\n'));
   const std::string prefix = "queuectl: error: ";
-  if (line.rfind(prefix, 0) == 0) line = line.substr(prefix.size());
+  std::string line;
+  std::istringstream lines(err);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind(prefix, 0) == 0) line = l.substr(prefix.size());
   return line.empty() ? "the command failed" : line;
 }
 
@@ -109,7 +113,7 @@ class Server {
   void route(const HttpRequest& req, HttpResponse& res) {
     // Without --auth-file the server is on loopback only; a page on another site must not
     // reach it through a name that resolves to 127.0.0.1 (DNS rebinding).
-    if (!auth_ && !is_loopback(host_of(req.header("Host"))))
+    if (!auth_ && !is_loopback(host_of(req.header("Host")), true))
       return reply_error(res, 403, "the Host header must name this machine's loopback address");
     std::string user = "-";
     if (auth_ && !authorized(req, res, user)) return;
@@ -138,7 +142,8 @@ class Server {
       user = *who;
       return true;
     }
-    if (!header.empty()) ctx_.say("queuectl serve: " + req.remote_addr + ": wrong credentials");
+    if (!header.empty())
+      ctx_.say("queuectl serve: " + visible_text(req.remote_addr) + ": wrong credentials");
     res.headers.emplace_back("WWW-Authenticate", "Basic realm=\"queuectl\", charset=\"UTF-8\"");
     reply_error(res, 401, "sign in: this server needs a user from its --auth-file");
     return false;
@@ -153,8 +158,15 @@ class Server {
       reply_error(res, 403, "missing or wrong X-CSRF-Token: read it from /api/session");
       return false;
     }
+    // The page's origin is this server's: its scheme, and the host and port the browser
+    // asked for (Host, or X-Forwarded-Host from a reverse proxy in front).
     const std::string origin = req.header("Origin");
-    if (!origin.empty() && host_of(origin) != host_of(req.header("Host"))) {
+    std::string asked = req.header("X-Forwarded-Host");
+    if (asked.empty()) asked = req.header("Host");
+    const std::string scheme = req.header("X-Forwarded-Proto").empty()
+                                   ? (options_.http.tls_cert.empty() ? "http" : "https")
+                                   : req.header("X-Forwarded-Proto");
+    if (!origin.empty() && origin != scheme + "://" + asked) {
       reply_error(res, 403, "a write from another origin (" + origin + ") is refused");
       return false;
     }
@@ -198,31 +210,42 @@ class Server {
   void run(const ApiCall& call, const HttpRequest& req, HttpResponse& res,
            const std::string& user) {
     std::ostringstream out, err;
-    int code;
-    {
+    int code = 0;
+    // A read whose connection was lost (a server restart, an idle timeout) is tried once
+    // more on a new one; a write is not, since it may have committed.
+    for (int attempt = 0; attempt < (call.writes ? 1 : 2); ++attempt) {
+      out.str("");
+      err.str("");
       thread_local std::unique_ptr<Database> db;
-      if (!db)
-        db = std::make_unique<Database>(url_, CreateFile::no,
-                                        writes_ ? Access::write : Access::read);
+      try {
+        // Read access: a write on a standby (after a failover) fails at its statement,
+        // while the reads go on.
+        if (!db) db = std::make_unique<Database>(url_, CreateFile::no, Access::read);
+      } catch (const Error& e) {
+        code = static_cast<int>(ExitCode::temporary);
+        err << "queuectl: error: " << e.what() << "\n";
+        continue;
+      }
       code = run_cli_on(*db, call.args, out, err);
-      // A connection that failed may be broken: the next request opens a fresh one.
-      if (code == 75 || code == 1) db.reset();
+      if (code != static_cast<int>(ExitCode::temporary)) break;
+      db.reset();  // may be broken: the next request (or attempt) opens a fresh one
     }
     if (call.writes) {
       std::string line;
-      for (std::size_t i = 2; i < call.args.size(); ++i) line += " " + call.args[i];  // no -o json
-      ctx_.say("queuectl serve: " + user + " " + req.remote_addr + ":" + line + " -> exit " +
-               std::to_string(code));
+      for (std::size_t i = 2; i < call.args.size(); ++i)  // without -o json
+        line += " " + visible_text(call.args[i]);
+      ctx_.say("queuectl serve: " + visible_text(user) + " " + visible_text(req.remote_addr) + ":" +
+               line + " -> exit " + std::to_string(code));
     }
     res.status = status_for_exit(code);
-    std::string body = out.str();
+    std::string body = std::move(out).str();
     if (code == 0) {
       if (call.page_limit > 0) {
         const json page = json::parse(body, nullptr, false);
         if (page.is_array() && static_cast<int>(page.size()) == call.page_limit && !page.empty())
           res.headers.emplace_back("X-Queuectl-Next", page.back().at("id").dump());
       }
-      res.body = body.empty() ? "{}\n" : body;
+      res.body = body.empty() ? "{}\n" : std::move(body);
       return;
     }
     json doc = json::parse(body, nullptr, false);
@@ -230,7 +253,7 @@ class Server {
     // was understood and the jobs were not in a state for it, as with 409's lease lost.
     if (code == 1 && doc.is_object()) res.status = 409;
     if (!doc.is_object()) doc = json::object();
-    doc["error"] = error_line(err.str());
+    doc["error"] = visible_text(error_line(err.str()));
     res.body = doc.dump(2) + "\n";
   }
 
@@ -272,8 +295,15 @@ void parse_listen(const std::string& text, HttpServerConfig& config) {
   config.port = value;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+bool is_loopback(const std::string& host, bool names) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127;  // 127.0.0.0/8
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  // A name: only localhost, which resolvers keep on loopback (RFC 6761), and only where
+  // a name may stand (a Host header), not for --listen, which binds an address.
+  return names && host == "localhost";
 }
 
 const HttpModule& http_module() {
@@ -284,7 +314,7 @@ const HttpModule& http_module() {
 
 void run_serve(Context& ctx, const ServeOptions& options) {
   const HttpServerConfig& http = options.http;
-  if (!is_loopback(http.host) && options.auth_file.empty())
+  if (!is_loopback(http.host, true) && options.auth_file.empty())
     throw UsageError("--listen " + http.host +
                      " is not a loopback address: anyone who reaches it could read the jobs; "
                      "give --auth-file (and TLS with --tls-cert/--tls-key, or a reverse proxy)");
@@ -315,22 +345,38 @@ void run_serve(Context& ctx, const ServeOptions& options) {
   }
   Server server(ctx, options, url, std::move(auth), writes, reason);
   SignalScope signals({SIGINT, SIGTERM, SIGHUP}, {SIGPIPE});
-  std::thread watcher([&signals, &module] {
+  std::atomic<bool> served{false};
+  // Waits for a stop signal, then asks the server to stop until it has: a signal that
+  // comes while it starts to listen would otherwise be lost.
+  std::thread watcher([&signals, &module, &served] {
     pollfd p{signals.fd(), POLLIN, 0};
-    while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+    while (!served && poll(&p, 1, -1) < 0 && errno == EINTR) {
     }
-    module.stop();
+    while (!served) {
+      module.stop();
+      poll(&p, 1, 100);
+      signals.take();
+    }
   });
   const std::string scheme = http.tls_cert.empty() ? "http" : "https";
   const std::string host =
       http.host.find(':') == std::string::npos ? http.host : "[" + http.host + "]";
-  const std::string failure = module.serve(
-      http, [&server](const HttpRequest& req, HttpResponse& res) { server.handle(req, res); },
-      [&](int port) {
-        ctx.say("queuectl serve: listening on " + scheme + "://" + host + ":" +
-                std::to_string(port) + "/ (" +
-                (writes ? std::string("writes allowed") : "read-only: " + reason) + ")");
-      });
+  std::string failure;
+  try {
+    failure = module.serve(
+        http, [&server](const HttpRequest& req, HttpResponse& res) { server.handle(req, res); },
+        [&](int port) {
+          ctx.say("queuectl serve: listening on " + scheme + "://" + host + ":" +
+                  std::to_string(port) + "/ (" +
+                  (writes ? std::string("writes allowed") : "read-only: " + reason) + ")");
+        });
+  } catch (...) {
+    served = true;
+    signals.wake();
+    watcher.join();
+    throw;
+  }
+  served = true;
   signals.wake();
   watcher.join();
   if (!failure.empty()) throw Error(failure);

@@ -21,8 +21,9 @@ struct ServeOptions {
 
 // Splits "HOST:PORT" ("[::1]:8080" for IPv6); throws UsageError.
 void parse_listen(const std::string& text, HttpServerConfig& config);
-// Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
-bool is_loopback(const std::string& host);
+// Whether `host` is a loopback address (127.0.0.0/8, ::1), parsed as an address (not
+// "127.0.0.1.example.com"); with `names`, the name localhost too.
+bool is_loopback(const std::string& host, bool names = false);
 
 // Serves until SIGINT or SIGTERM; returns normally then. Throws UsageError for options
 // that cannot work together, Error when the server cannot start.

@@ -200,6 +200,56 @@ TEST_CASE("serve: writes need --allow-writes, the CSRF token and a JSON body") {
   }
 }
 
+TEST_CASE("serve: without sign-in, only a loopback Host is served (DNS rebinding)") {
+  FreshDatabase fixture;
+  ServeProcess serve(fixture.url());
+  httplib::Client http(serve.url());
+  const std::string port = std::to_string(serve.port());
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1.attacker.example:" + port, "attacker.example",
+                                "127.example:" + port, "a://127.0.0.1"}) {
+    auto res = http.Get("/api/session", {{"Host", host}});
+    REQUIRE(res);
+    CHECK_MESSAGE(res->status == 403, host);
+  }
+  for (const std::string& host :
+       std::vector<std::string>{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port}) {
+    auto res = http.Get("/api/session", {{"Host", host}});
+    REQUIRE(res);
+    CHECK_MESSAGE(res->status == 200, host);
+  }
+  // HEAD answers as GET without a body; OPTIONS (a browser's preflight) is not allowed.
+  auto head = http.Head("/api/stats");
+  REQUIRE(head);
+  CHECK(head->status == 200);
+  CHECK(head->body.empty());
+  auto options = http.Options("/api/retry");
+  REQUIRE(options);
+  CHECK(options->status == 405);
+  CHECK(serve.stop() == 0);
+}
+
+TEST_CASE("serve: SIGTERM as it starts still ends it, with exit 0") {
+  FreshDatabase fixture;
+  TempDir dir;
+  for (int delay_ms : {0, 5, 30}) {
+    const int pid =
+        spawn_process({QUEUECTL_BINARY, "--db", fixture.url(), "serve", "--listen", "127.0.0.1:0"},
+                      dir.path() + "/serve.log");
+    sleep_ms(delay_ms);
+    kill(pid, SIGTERM);
+    int code = -1;
+    const bool ended = wait_until([&] { return try_wait(pid, code); }, 20000);
+    if (!ended) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    CHECK_MESSAGE(ended, "SIGTERM " << delay_ms << " ms after the start did not end it");
+    // 0 once its handler is in place; 143 when the signal came before (the default action).
+    CHECK_MESSAGE((code == 0 || code == 128 + SIGTERM), "exit " << code);
+  }
+}
+
 TEST_CASE("serve: listening anywhere but loopback needs --auth-file") {
   FreshDatabase fixture;
   check_usage_error(queuectl(fixture.url(), {"serve", "--listen", "0.0.0.0:0"}), "--auth-file");

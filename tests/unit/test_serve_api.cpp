@@ -64,6 +64,30 @@ TEST_CASE("serve: a value never becomes an option of its own") {
   CHECK(pause->args == Words{"-o", "json", "pause", "--", "--all"});
 }
 
+TEST_CASE("serve: empty values, control characters and odd numbers are refused") {
+  // CLI11 would take the word after an empty --to= as its value: a dry run becoming real.
+  CHECK(usage_error_of([] {
+          api_call(post("/api/move", R"({"all": true, "to": "", "dry_run": true})"));
+        }).find("is empty") != std::string::npos);
+  CHECK(usage_error_of([] {
+          api_call(get("/api/jobs", {{"before", ""}, {"queue", "q"}}));
+        }).find("is empty") != std::string::npos);
+  CHECK(usage_error_of([] {
+          api_call(post("/api/pause", "{\"queue\": \"a\\u0000b\"}"));
+        }).find("control character") != std::string::npos);
+  CHECK(usage_error_of([] {
+          api_call(get("/api/jobs", {{"queue", std::string("a\nb")}}));
+        }).find("control character") != std::string::npos);
+  CHECK(usage_error_of([] {
+          api_call(get("/api/jobs", {{"limit", "0x186A0"}}));
+        }).find("not a whole number") != std::string::npos);
+  CHECK(usage_error_of([] {
+          api_call(get("/api/leases", {{"limit", "5000"}}));
+        }).find("over 1000") != std::string::npos);
+  CHECK(api_call(get("/api/jobs", {{"limit", "007"}}))->args ==
+        Words{"-o", "json", "list", "--limit=7"});
+}
+
 TEST_CASE("serve: bad parameters and bodies are refused before any command runs") {
   CHECK(usage_error_of([] {
           api_call(get("/api/jobs", {{"colour", "red"}}));
@@ -128,10 +152,16 @@ TEST_CASE("serve: --listen") {
   for (const char* bad : {"8080", ":8080", "host:", "host:99999", "host:8o", "[::1]8080"})
     CHECK_MESSAGE(!usage_error_of([&] { queuectl::parse_listen(bad, c); }).empty(), bad);
   CHECK(queuectl::is_loopback("127.0.0.1"));
+  CHECK(queuectl::is_loopback("127.3.4.5"));
   CHECK(queuectl::is_loopback("::1"));
-  CHECK(queuectl::is_loopback("localhost"));
+  CHECK(queuectl::is_loopback("localhost", true));
+  CHECK_FALSE(queuectl::is_loopback("localhost"));
   CHECK_FALSE(queuectl::is_loopback("0.0.0.0"));
   CHECK_FALSE(queuectl::is_loopback("10.0.0.1"));
+  // A name that only starts like a loopback address (DNS rebinding) is not one.
+  CHECK_FALSE(queuectl::is_loopback("127.0.0.1.attacker.example", true));
+  CHECK_FALSE(queuectl::is_loopback("127.example", true));
+  CHECK_FALSE(queuectl::is_loopback("::ffff:10.0.0.1", true));
 }
 
 TEST_CASE("serve: the auth file holds hashes, never passwords") {

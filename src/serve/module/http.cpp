@@ -3,9 +3,10 @@
 // about jobs: requests go to the handler `serve` was given, answers come back as they are.
 #include <crypt.h>
 
-#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include <httplib.h>
 
@@ -14,7 +15,18 @@
 namespace queuectl {
 namespace {
 
-std::atomic<httplib::Server*> g_server{nullptr};
+// The server serve() runs, for stop() from another thread; the mutex keeps stop() from
+// reaching a server that serve() is destroying.
+std::mutex g_mutex;
+httplib::Server* g_server = nullptr;
+bool g_stop_requested = false;
+
+// Publishes `server` (nullptr: none); false when a stop came first.
+bool publish(httplib::Server* server) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_server = server;
+  return !g_stop_requested;
+}
 
 HttpRequest to_request(const httplib::Request& req) {
   HttpRequest out;
@@ -81,6 +93,10 @@ std::string serve(const HttpServerConfig& config, const HttpHandler& handler,
     const std::string reason = res.status == 413 ? "request body too large" : "bad request";
     res.set_content("{\"error\": \"" + reason + "\"}", "application/json");
   });
+  if (!publish(server.get())) return "";
+  struct Unpublish {
+    ~Unpublish() { publish(nullptr); }
+  } unpublish;
   int port = config.port;
   if (port == 0) {
     port = server->bind_to_any_port(config.host);
@@ -89,15 +105,25 @@ std::string serve(const HttpServerConfig& config, const HttpHandler& handler,
     return "cannot listen on " + config.host + ":" + std::to_string(port) + ": " +
            std::strerror(errno) + " (in use? pick another with --listen)";
   }
-  g_server = server.get();
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_stop_requested) return "";
+  }
   listening(port);
-  server->listen_after_bind();
-  g_server = nullptr;
+  const bool served = server->listen_after_bind();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!served && !g_stop_requested)
+    return std::string("the server stopped accepting connections: ") + std::strerror(errno);
   return "";
 }
 
+// Asks serve() to end. A stop before the server listens is remembered (serve() returns at
+// its next step), and one while it starts to listen may be missed by the library: the
+// caller repeats it until serve() has returned.
 void stop() {
-  if (httplib::Server* server = g_server.load()) server->stop();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_stop_requested = true;
+  if (g_server) g_server->stop();
 }
 
 bool verify_password(const std::string& password, const std::string& hash) {
