@@ -301,8 +301,8 @@ bool is_loopback(const std::string& host, bool names) {
     return (ntohl(v4.s_addr) >> 24) == 127;  // 127.0.0.0/8
   in6_addr v6{};
   if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
-  // A name: only localhost, which resolvers keep on loopback (RFC 6761), and only where
-  // a name may stand (a Host header), not for --listen, which binds an address.
+  // A name: only localhost, which resolvers keep on loopback (RFC 6761), where the caller
+  // takes names (a Host header, --listen localhost:8080).
   return names && host == "localhost";
 }
 
