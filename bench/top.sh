@@ -19,6 +19,11 @@
 #   exact    queuectl stats --exact (for comparison: it counts every done job)
 #   overview what the page of `queuectl serve` asks every 2 s: GET /api/stats and /api/top,
 #            with curl, from a server started on the same database
+#   list     queuectl list --status failed (a page of 100 of the 1,000 failed jobs, oldest
+#            first, among the million done ones: the jobs view filtered on failed), through
+#            the failed jobs' index; and `list --status failed,canceled`, the same page
+#            through the general listing, which reads the history in id order
+#            (failed,canceled: two statuses take it; there are no canceled jobs)
 # and reports ms per run and ratios: top against version and against claim; stats and
 # exact against claim; the overview against stats (issue 32: the web view on a large table). Medians of the rounds go to the table. Nothing asserts a time: the machine is
 # shared and noisy.
@@ -146,8 +151,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 overview() { curl -sf "$1/api/stats" >/dev/null && curl -sf "$1/api/top" >/dev/null; }
 
 echo
-echo "| backend | version ms | claim ms | top --once ms | stats ms | stats --exact ms | overview ms | top / claim | stats / claim | exact / claim | overview / stats |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| backend | version ms | claim ms | top --once ms | stats ms | stats --exact ms | overview ms | list failed ms | list failed,canceled ms | top / claim | stats / claim | exact / claim | overview / stats | list / claim |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for b in $BACKENDS; do
   u=${URL[$b]}
   "$Q" --db "$u" serve --listen 127.0.0.1:0 2>"$TMP/serve-$b.log" &
@@ -156,7 +161,7 @@ for b in $BACKENDS; do
   web=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve-$b.log")
   "$Q" --db "$u" top --once >/dev/null  # warm the caches once
   overview "$web"
-  v=() c=() t=() s=() e=() o=() tc=() sc=() ec=() os=()
+  v=() c=() t=() s=() e=() o=() l=() g=() tc=() sc=() ec=() os=() lc=()
   for ((r = 1; r <= ROUNDS; r++)); do
     vr=$(per_run_ms "$Q" --version)
     cr=$(per_run_ms "$Q" --db "$u" claim none)
@@ -164,11 +169,14 @@ for b in $BACKENDS; do
     sr=$(per_run_ms "$Q" --db "$u" stats)
     er=$(per_run_ms "$Q" --db "$u" stats --exact)
     or=$(per_run_ms overview "$web")
-    echo "round=$r backend=$b version=$vr claim=$cr top=$tr stats=$sr exact=$er overview=$or" >&2
-    v+=("$vr") c+=("$cr") t+=("$tr") s+=("$sr") e+=("$er") o+=("$or")
+    lr=$(per_run_ms "$Q" --db "$u" list --status failed)
+    gr=$(per_run_ms "$Q" --db "$u" list --status failed,canceled)
+    echo "round=$r backend=$b version=$vr claim=$cr top=$tr stats=$sr exact=$er overview=$or list=$lr general=$gr" >&2
+    v+=("$vr") c+=("$cr") t+=("$tr") s+=("$sr") e+=("$er") o+=("$or") l+=("$lr") g+=("$gr")
+    lc+=("$(ratio "$lr" "$cr")")
     tc+=("$(ratio "$tr" "$cr")") sc+=("$(ratio "$sr" "$cr")") ec+=("$(ratio "$er" "$cr")")
     os+=("$(ratio "$or" "$sr")")
   done
   kill "$serve_pid"; wait "$serve_pid" || true
-  echo "| $b | $(median "${v[@]}") | $(median "${c[@]}") | $(median "${t[@]}") | $(median "${s[@]}") | $(median "${e[@]}") | $(median "${o[@]}") | $(median "${tc[@]}")x | $(median "${sc[@]}")x | $(median "${ec[@]}")x | $(median "${os[@]}")x |"
+  echo "| $b | $(median "${v[@]}") | $(median "${c[@]}") | $(median "${t[@]}") | $(median "${s[@]}") | $(median "${e[@]}") | $(median "${o[@]}") | $(median "${l[@]}") | $(median "${g[@]}") | $(median "${tc[@]}")x | $(median "${sc[@]}")x | $(median "${ec[@]}")x | $(median "${os[@]}")x | $(median "${lc[@]}")x |"
 done

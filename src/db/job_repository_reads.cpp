@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "db/dialects/count_sql.hpp"
+#include "db/dialects/list_sql.hpp"
 #include "db/job_repository.hpp"
 #include "db/row_reader.hpp"
 
@@ -44,6 +45,24 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
         f.newest_first && f.after == 0 ? std::numeric_limits<long long>::max() : f.after;
     int limit = f.limit;
     int ready_now = f.ready_now ? 1 : 0, waiting = f.waiting ? 1 : 0;
+    // One status: through the index that holds it alone (db/dialects/list_sql.hpp).
+    const std::optional<std::string> one =
+        f.statuses.size() == 1
+            ? list_one_status_sql(db_.dialect().backend(), db_.sql().job_columns,
+                                  f.statuses.front(), f.queue.has_value(), f.newest_first)
+            : std::nullopt;
+    if (one) {
+      jobs = fetch_jobs(db_.session(), *one, [&](soci::statement& st) {
+        if (f.queue) st.exchange(use(queue, "queue"));
+        if (f.statuses.front() == Status::ready) {
+          st.exchange(use(waiting, "waiting"));
+          st.exchange(use(ready_now, "ready_now"));
+        }
+        st.exchange(use(bound, f.newest_first ? "before" : "after"));
+        st.exchange(use(limit, "limit"));
+      });
+      return;
+    }
     const std::string& sql =
         f.newest_first ? db_.sql().listing.list_jobs_newest : db_.sql().listing.list_jobs;
     jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -236,6 +237,12 @@ TEST_CASE("serve: SIGTERM as it starts still ends it, with exit 0") {
     const int pid =
         spawn_process({QUEUECTL_BINARY, "--db", fixture.url(), "serve", "--listen", "127.0.0.1:0"},
                       dir.path() + "/serve.log");
+    // From when it is queuectl: a signal before the exec would reach a copy of this test.
+    const std::string exe = std::filesystem::canonical(QUEUECTL_BINARY).string();
+    REQUIRE(wait_until([&] {
+      std::error_code ec;
+      return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec) == exe;
+    }));
     sleep_ms(delay_ms);
     kill(pid, SIGTERM);
     int code = -1;

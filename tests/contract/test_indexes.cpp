@@ -4,6 +4,7 @@
 // dialects; a second test EXPLAINs the dialects' own statements with bound values.
 #include "contract/contract_helpers.hpp"
 #include "db/dialects/count_sql.hpp"
+#include "db/dialects/list_sql.hpp"
 #include "support/row_text.hpp"
 
 #include <sstream>
@@ -456,6 +457,52 @@ TEST_CASE("stats counts finished jobs through indexes, up to its cap, and finds 
   CHECK(find(exact, "q").at_least.empty());
   CHECK(find(repo.stats({"q"}, 200000), "q").done == 100000);
   CHECK(find(repo.stats({"q"}, 200000), "q").at_least.empty());
+}
+
+TEST_CASE("list of one status reads that status' index among 100,000 done jobs") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  fill_table(fx, repo);  // 8 ready in q (3 then claimed, 2 expired), 5 in other, 1 scheduled
+  const Backend backend = fx.db().dialect().backend();
+  for (const Status status : {Status::ready, Status::processing, Status::failed})
+    for (const bool by_queue : {true, false})
+      for (const bool newest : {false, true}) {
+        const auto sql =
+            list_one_status_sql(backend, fx.db().sql().job_columns, status, by_queue, newest);
+        REQUIRE(sql);
+        std::string queue = "q";
+        long long bound = newest ? 1000000000 : 0;
+        int flag = 1, limit = 100;
+        Plan plan = explain(fx.db(), *sql, [&](soci::statement& st) {
+          if (by_queue) st.exchange(soci::use(queue, "queue"));
+          if (status == Status::ready) {
+            st.exchange(soci::use(flag, "waiting"));
+            st.exchange(soci::use(flag, "ready_now"));
+          }
+          st.exchange(soci::use(bound, newest ? "before" : "after"));
+          st.exchange(soci::use(limit, "limit"));
+        });
+        INFO(status_name(status) << (by_queue ? " of q" : "") << (newest ? " newest" : "") << ":\n"
+                                 << plan.text);
+        CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
+        CHECK(plan.text.find("job_queue_pkey") == std::string::npos);
+        if (is_mysql()) CHECK(plan.rows_examined < 1000);
+        if (is_sqlite()) CHECK(plan.text.find("SCAN job_queue\n") == std::string::npos);
+      }
+  // And what it lists: the same jobs, in id order, as the general listing.
+  for (const Status status : {Status::ready, Status::processing})
+    for (const bool newest : {false, true}) {
+      ListFilter one;
+      one.statuses = {status};
+      one.newest_first = newest;
+      ListFilter two = one;
+      two.statuses = {status, Status::canceled};  // the general statement (no canceled here)
+      std::vector<long long> a, b;
+      for (const Job& j : repo.list(one)) a.push_back(j.id);
+      for (const Job& j : repo.list(two)) b.push_back(j.id);
+      CHECK(!a.empty());
+      CHECK(a == b);
+    }
 }
 
 }  // namespace queuectl::testing::contract
