@@ -260,39 +260,19 @@ bool is_get_route(const std::string& path) {
                                         "/api/leases", "/api/groups", "/api/schedules"};
   for (const char* r : kRoutes)
     if (path == r) return true;
-  return path.rfind("/api/jobs/", 0) == 0;
+  // /api/jobs/ID: one more segment, as get_call takes it.
+  return path.rfind("/api/jobs/", 0) == 0 && path.find('/', 10) == std::string::npos;
 }
 
 }  // namespace
 
 std::optional<ApiCall> api_call(const HttpRequest& req) {
-  if (req.method == "GET" || req.method == "HEAD") {
-    auto call = get_call(req);
-    if (!call) {
-      HttpRequest as_post = req;
-      as_post.method = "POST";
-      as_post.query.clear();
-      try {
-        if (post_call(as_post)) throw MethodNotAllowed{"POST"};
-      } catch (const UsageError&) {
-        throw MethodNotAllowed{"POST"};  // a POST route, whose empty body it refused
-      }
-    }
-    return call;
-  }
-  if (req.method == "POST") {
-    if (is_get_route(req.path)) throw MethodNotAllowed{"GET"};
-    return post_call(req);
-  }
+  const bool read = req.method == "GET" || req.method == "HEAD";
+  if (read && !is_write_route(req.path)) return get_call(req);
+  if (req.method == "POST" && !is_get_route(req.path)) return post_call(req);
+  // A known route asked with the wrong method: 405, naming the right one.
+  if (is_write_route(req.path)) throw MethodNotAllowed{"POST"};
   if (is_get_route(req.path)) throw MethodNotAllowed{"GET"};
-  HttpRequest as_post = req;
-  as_post.method = "POST";
-  as_post.body = "{}";
-  try {
-    if (post_call(as_post)) throw MethodNotAllowed{"POST"};
-  } catch (const UsageError&) {
-    throw MethodNotAllowed{"POST"};
-  }
   return std::nullopt;
 }
 

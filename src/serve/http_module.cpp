@@ -10,10 +10,4 @@ std::string HttpRequest::header(const std::string& name) const {
   return "";
 }
 
-const std::string* HttpRequest::param(const std::string& name) const {
-  for (const auto& [k, v] : query)
-    if (k == name) return &v;
-  return nullptr;
-}
-
 }  // namespace queuectl

@@ -24,8 +24,6 @@ struct HttpRequest {
 
   // The first value of header `name` (any case), or "" when absent.
   std::string header(const std::string& name) const;
-  // The first value of query parameter `name`, or nullptr.
-  const std::string* param(const std::string& name) const;
 };
 
 struct HttpResponse {

@@ -211,12 +211,12 @@ class Server {
            const std::string& user) {
     std::ostringstream out, err;
     int code = 0;
+    thread_local std::unique_ptr<Database> db;  // this thread's connection, kept
     // A read whose connection was lost (a server restart, an idle timeout) is tried once
     // more on a new one; a write is not, since it may have committed.
     for (int attempt = 0; attempt < (call.writes ? 1 : 2); ++attempt) {
       out.str("");
       err.str("");
-      thread_local std::unique_ptr<Database> db;
       try {
         // Read access: a write on a standby (after a failover) fails at its statement,
         // while the reads go on.

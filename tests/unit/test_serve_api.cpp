@@ -129,6 +129,8 @@ TEST_CASE("serve: writes are POSTs with JSON bodies") {
   // The wrong method for a known route is 405, not 404.
   CHECK_THROWS_AS(api_call(post("/api/stats", "{}")), queuectl::MethodNotAllowed);
   CHECK_THROWS_AS(api_call(get("/api/retry")), queuectl::MethodNotAllowed);
+  CHECK_THROWS_AS(api_call(post("/api/jobs/7", "{}")), queuectl::MethodNotAllowed);
+  CHECK_FALSE(api_call(post("/api/jobs/7/retry", "{}")).has_value());  // no such route: 404
 }
 
 TEST_CASE("serve: exit codes become HTTP statuses") {
