@@ -145,8 +145,7 @@ void setup_stats(CLI::App& app, Context& ctx) {
   sub->footer(
       "DONE, FAILED and CANCELED count up to 10000 jobs a queue each, so that stats stays\n"
       "fast however many finished jobs are kept: a count at the cap shows as 10000+ (JSON:\n"
-      "named in \"at_least\"). --exact counts them all, reading every finished row (SQLite\n"
-      "always does).\n"
+      "named in \"at_least\"). --exact counts them all, reading every finished row.\n"
       "UNLEASED (JSON \"unleased\") counts processing jobs without a lease (lock_until NULL,\n"
       "set by other code): they are in PROCESSING too, never expire, and come back only\n"
       "with `queuectl reap --unleased --older-than DUR`.\n"

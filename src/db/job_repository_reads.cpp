@@ -159,10 +159,7 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       qs.expired = b_ind == soci::i_null ? 0 : b;
       qs.unleased = c_ind == soci::i_null ? 0 : c;
     }
-    // SQLite counts exactly: with the finished index's (queue, status >= 2) it cannot seek to
-    // one finished status, so capped probes of failed and canceled read a queue's done
-    // entries anyway, and a million rows took longer capped (100 ms) than whole (70 ms).
-    if (finished_cap > 0 && db_.dialect().backend() != Backend::sqlite)
+    if (finished_cap > 0)
       count_finished(queues, finished_cap, entry);
     else
       count_all_finished(entry);
