@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/job_filter.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
 #include "db/job_repository.hpp"
@@ -17,7 +18,15 @@ struct ListOptions {
   std::string after;
   std::string before;
   bool newest_first = false;
+  std::optional<std::string> group;
+  std::optional<std::string> error;
 };
+
+// --after and --before: 0 (or nothing) is no bound, so that a paging script can start
+// from 0.
+std::int64_t id_bound(const std::string& text) {
+  return text.empty() || text == "0" ? 0 : parse_job_id(text);
+}
 
 Output run_list(Context& ctx, const ListOptions& o) {
   ListFilter f;
@@ -25,39 +34,14 @@ Output run_list(Context& ctx, const ListOptions& o) {
     validate_queue_name(o.queue);
     f.queue = o.queue;
   }
-  if (!o.status.empty()) {
-    // "waiting" (a ready job held by --after, as list shows it) is a status of its own
-    // here: `--status ready` lists the others, `--status waiting` those alone.
-    std::string others;
-    bool ready = false, waiting = false;
-    std::size_t start = 0;
-    while (start <= o.status.size()) {
-      std::size_t comma = o.status.find(',', start);
-      if (comma == std::string::npos) comma = o.status.size();
-      const std::string item = o.status.substr(start, comma - start);
-      if (item.empty()) throw UsageError("empty status in --status '" + o.status + "'");
-      if (item == "waiting")
-        waiting = true;
-      else
-        others += (others.empty() ? "" : ",") + item;
-      if (item == "ready") ready = true;
-      start = comma + 1;
-    }
-    if (!others.empty()) f.statuses = parse_status_list(others);
-    if (waiting && !ready) f.statuses.push_back(Status::ready);
-    f.ready_now = ready || !waiting;
-    f.waiting = waiting || !ready;
-  }
+  apply_job_filter(JobFilterText{o.status, o.group, o.error}, f);
   validate_positive(o.limit, "--limit");
   if (o.limit > 100000) throw UsageError("--limit " + std::to_string(o.limit) + " is over 100000");
   f.limit = o.limit;
-  if (!o.before.empty() && !o.newest_first)
-    throw UsageError("--before pages newest first: add --newest-first");
-  if (!o.after.empty() && o.newest_first)
-    throw UsageError("--after pages oldest first: with --newest-first, page with --before");
-  // --after 0 (--before 0) is the first page, so that a paging script can start from 0.
-  const std::string& from = o.newest_first ? o.before : o.after;
-  f.after = from.empty() || from == "0" ? 0 : parse_job_id(from);
+  f.after = id_bound(o.after);
+  f.before = id_bound(o.before);
+  if (f.after != 0 && f.before != 0 && f.before <= f.after)
+    throw UsageError("--before " + o.before + " is not above --after " + o.after);
   f.newest_first = o.newest_first;
   ctx.access = Access::read;
   JobRepository repo(ctx.migrated_db());
@@ -82,14 +66,21 @@ void setup_list(CLI::App& app, Context& ctx) {
                   "Only these statuses: ready,waiting,processing,done,failed,canceled "
                   "(ready: due or scheduled; waiting: held by --after)");
   sub->add_option("--limit", o->limit, "Jobs per page (default 100)");
-  sub->add_option("--after", o->after, "Start after this job id (keyset paging)");
+  sub->add_option("--after", o->after,
+                  "Only ids above this one (paging oldest first: the last id shown)");
   sub->add_flag("--newest-first", o->newest_first, "Newest job first (highest id)");
-  sub->add_option("--before", o->before, "With --newest-first: start before this job id");
+  sub->add_option("--before", o->before,
+                  "Only ids below this one (paging --newest-first: the last id shown)");
+  sub->add_option("--group-key", o->group, "Only jobs of this group key");
+  sub->add_option("--error", o->error,
+                  "Only jobs whose last error contains this text (case-sensitive)");
   sub->footer(
       "Examples:\n"
       "  queuectl list emails --status failed\n"
       "  queuectl list --status ready,processing --limit 50 --after 1200 -o ndjson\n"
       "  queuectl list emails --newest-first --limit 20\n"
+      "  queuectl list emails --status failed --error 'timed out' --group-key acct-42\n"
+      "  queuectl list --after 1000 --before 2001     (ids 1001 to 2000)\n"
       "  queuectl -o wide list emails     (absolute times, worker, token, group key)");
   sub->callback([&ctx, o] { ctx.print(run_list(ctx, *o)); });
 }

@@ -89,12 +89,13 @@ _queuectl_valued() {
         extend) v+=" --token --lease --progress --note --checkpoint" ;;
         release) v+=" --token" ;;
         work) v+=" --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval" ;;
-        list) v+=" --status --limit --after --before" ;;
+        list) v+=" --status --limit --after --before --group-key --error" ;;
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
         groups) v+=" --limit" ;;
         top) v+=" --interval --failures" ;;
         serve) v+=" --listen --auth-file --tls-cert --tls-key --threads --refresh" ;;
         retry) v+=" --queue --status --older-than" ;;
+        cancel) v+=" --queue --status --group-key --error --batch" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
         queue) v+=" --dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key" ;;
@@ -133,14 +134,14 @@ _queuectl_options() {
         extend) printf '%s' "--token --lease --progress --note --checkpoint" ;;
         release) printf '%s' "--token" ;;
         work) printf '%s' "--concurrency --batch --lease --timeout --max-jobs --drain --grace --worker --no-housekeeping --poll-interval" ;;
-        list) printf '%s' "--status --limit --after --newest-first --before" ;;
+        list) printf '%s' "--status --limit --after --newest-first --before --group-key --error" ;;
         leases) printf '%s' "--expired --unleased --expiring-within --older-than --worker --limit" ;;
         groups) printf '%s' "--blocked --limit" ;;
         stats) printf '%s' "--exact" ;;
         top) printf '%s' "--once --interval --failures" ;;
         serve) printf '%s' "--listen --allow-writes --read-only --auth-file --tls-cert --tls-key --threads --refresh --hash-password" ;;
         retry) printf '%s' "--queue --status --older-than" ;;
-        cancel) printf '%s' "--force" ;;
+        cancel) printf '%s' "--force --queue --status --group-key --error --batch" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         move) printf '%s' "--from --all --to --batch --dry-run" ;;
         queue) printf '%s' "--dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key" ;;
@@ -232,6 +233,7 @@ _queuectl() {
             --status | --strategy)
                 case $cmd in
                     retry) list="failed canceled" ;;
+                    cancel) list="ready waiting failed processing" ;;
                     purge) list="done failed canceled" ;;
                     bench) list="naive for-update skip-locked claim" ;;
                     *) list="ready processing done failed canceled" ;;

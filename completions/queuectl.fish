@@ -42,7 +42,7 @@ function __queuectl_valued
         case work
             set -a v --concurrency --batch --lease --timeout --max-jobs --grace --worker --poll-interval
         case list
-            set -a v --status --limit --after --before
+            set -a v --status --limit --after --before --group-key --error
         case leases
             set -a v --expiring-within --older-than --worker --limit
         case groups
@@ -53,6 +53,8 @@ function __queuectl_valued
             set -a v --listen --auth-file --tls-cert --tls-key --threads --refresh
         case retry
             set -a v --queue --status --older-than
+        case cancel
+            set -a v --queue --status --group-key --error --batch
         case purge
             set -a v --older-than --status --batch
         case move
@@ -247,6 +249,8 @@ function __queuectl_statuses
     switch $cmd
         case retry
             set statuses failed canceled
+        case cancel
+            set statuses ready waiting failed processing
         case purge
             set statuses done failed canceled
     end
@@ -395,9 +399,11 @@ complete -c queuectl -n '__fish_seen_subcommand_from work' -l poll-interval -x -
 # list (not cron list)
 complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l status -x -a '(__queuectl_statuses)' -d 'Only these statuses'
 complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l limit -x -d 'Jobs per page (default 100)'
-complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l after -x -d 'Start after this job id (keyset paging)'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l after -x -d 'Only ids above this one (paging oldest first: the last id shown)'
 complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l newest-first -d 'Newest job first (highest id)'
-complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l before -x -d 'With --newest-first: start before this job id'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l before -x -d 'Only ids below this one (paging --newest-first: the last id shown)'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l group-key -x -d 'Only jobs of this group key'
+complete -c queuectl -n '__fish_seen_subcommand_from list; and not __queuectl_cron_sub list' -l error -x -d 'Only jobs whose last error contains this text (case-sensitive)'
 # leases
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l expired -d 'Only leases that have already expired'
 complete -c queuectl -n '__fish_seen_subcommand_from leases' -l unleased -d 'Only processing jobs without a lease (lock_until NULL)'
@@ -430,6 +436,11 @@ complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With --queue: only jobs finished over DUR ago'
 # cancel
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l force -d 'Also cancel processing jobs'
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l queue -x -a '(__queuectl_queues)' -d 'Every matching job of this queue, instead of ids'
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l status -x -a '(__queuectl_statuses)' -d 'With --queue: ready, waiting, failed, processing (with --force); default ready,failed'
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l group-key -x -d 'With --queue: only jobs of this group key'
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l error -x -d 'With --queue: only jobs whose last error contains this text'
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l batch -x -d 'With --queue: jobs canceled per transaction (default 1000)'
 # move
 complete -c queuectl -n '__fish_seen_subcommand_from move' -l from -x -a '(__queuectl_queues)' -d 'Every dead letter in this (dead-letter) queue'
 complete -c queuectl -n '__fish_seen_subcommand_from move' -l all -d 'Every dead letter of every queue'

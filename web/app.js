@@ -12,7 +12,6 @@ const S = {
   flashKind: null,
   stats: null, top: null, schedules: null,   // the last good data, kept when a poll fails
   expanded: new Set(),    // failure groups opened to their ids
-  jobFilter: { group: '', error: '' },
 };
 const STATUSES = ['ready', 'waiting', 'processing', 'done', 'failed', 'canceled'];
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -402,22 +401,37 @@ function drawSchedules(section, err) {
 // ---------- Jobs list ----------
 function viewJobs(root, r) {
   const p = r.params, queue = p.get('queue') || '', status = p.get('status') || '', newest = p.get('newest_first') === '1';
+  const groupKey = p.get('group_key') || '', errorText = p.get('error') || '';
   const cursor = (newest ? p.get('before') : p.get('after')) || '';
+  const filters = { newest_first: newest ? '1' : '', group_key: groupKey, error: errorText };
   const statusSel = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any status'),
     STATUSES.concat(status && !STATUSES.includes(status) ? [status] : []).map((s) => h('option', { value: s, selected: s === status }, s)));
   const queueIn = h('input', { id: 'filter-queue', name: 'queue', value: queue, list: 'queue-names', placeholder: 'all queues', autocomplete: 'off' });
   const newestIn = h('input', { type: 'checkbox', id: 'filter-newest', checked: newest });
-  const groupIn = h('input', { id: 'filter-group', value: S.jobFilter.group, placeholder: 'contains…' });
-  const errorIn = h('input', { id: 'filter-error', value: S.jobFilter.error, placeholder: 'contains…' });
+  const groupIn = h('input', { id: 'filter-group', name: 'group_key', value: groupKey, placeholder: 'exactly', autocomplete: 'off' });
+  const errorIn = h('input', { id: 'filter-error', name: 'error', value: errorText, placeholder: 'contains (case-sensitive)', autocomplete: 'off' });
   const form = h('form', { class: 'filters' },
     h('label', {}, 'Queue', queueIn), h('label', {}, 'Status', statusSel),
-    h('label', { class: 'check' }, newestIn, 'newest first'), h('button', { type: 'submit' }, 'Apply'),
-    h('label', {}, 'Group key', groupIn), h('label', {}, 'Error text', errorIn));
+    h('label', {}, 'Group key', groupIn), h('label', {}, 'Error text', errorIn),
+    h('label', { class: 'check' }, newestIn, 'newest first'), h('button', { type: 'submit' }, 'Apply'));
+  // Writes on, one queue named, a status cancel takes (or none: ready and failed): cancel
+  // every job the filter names, on the server, a batch at a time (`cancel --queue`).
+  const cancelable = ['', 'ready', 'waiting', 'failed'].includes(status);
+  const cancelAll = queue && cancelable ? actionButton('cancel-matching', 'Cancel all matching', (b) => {
+    const body = { queue };
+    if (status) body.status = status;
+    if (groupKey) body.group_key = groupKey;
+    if (errorText) body.error = errorText;
+    act(b, `cancel matching jobs of ${queue}`, '/api/cancel', body,
+      `Cancel every ${status || 'ready or failed'} job of ${queue}` +
+      (groupKey ? ` in group ${groupKey}` : '') + (errorText ? ` whose error contains "${errorText}"` : '') +
+      ', not only this page?');
+  }, { class: 'danger' }) : null;
   const note = h('p', { class: 'note' });
   const tbody = h('tbody');
   const nextBtn = h('button', { type: 'button', disabled: true }, 'Next page');
   const pager = h('div', { class: 'toolbar' },
-    cursor ? h('a', { href: jobsHref(queue, status, { newest_first: newest ? '1' : '' }) }, 'First page') : null, nextBtn);
+    cursor ? h('a', { href: jobsHref(queue, status, filters) }, 'First page') : null, nextBtn, cancelAll);
   root.append(toolbar('Jobs'), form, note, wrap(h('table', { id: 'jobs' },
     thead([['id', 'ID', 'num'], ['queue', 'Queue'], ['status', 'Status'], ['attempts', 'Attempts', 'num'],
       ['run_at', 'Run at'], ['group_key', 'Group'], ['last_error', 'Last error']]), tbody)), pager);
@@ -425,18 +439,15 @@ function viewJobs(root, r) {
   let rows = [], next = null;
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const to = jobsHref(queueIn.value.trim(), statusSel.value, { newest_first: newestIn.checked ? '1' : '' });
+    const to = jobsHref(queueIn.value.trim(), statusSel.value, { newest_first: newestIn.checked ? '1' : '',
+      group_key: groupIn.value.trim(), error: errorIn.value });
     if (location.hash === to) tick(); else location.hash = to;
   });
   nextBtn.addEventListener('click', () => {
-    if (next) location.hash = jobsHref(queue, status, newest ? { newest_first: '1', before: next } : { after: next });
+    if (next) location.hash = jobsHref(queue, status, Object.assign({}, filters, newest ? { before: next } : { after: next }));
   });
-  // Group and error text filter the loaded page here, not on the server.
   const draw = () => {
-    const g = S.jobFilter.group.toLowerCase(), e = S.jobFilter.error.toLowerCase();
-    const shown = rows.filter((j) => (!g || String(j.group_key || '').toLowerCase().includes(g)) &&
-      (!e || String(j.last_error || '').toLowerCase().includes(e)));
-    setRows(tbody, shown.map((j) => h('tr', { 'data-job-id': j.id },
+    setRows(tbody, rows.map((j) => h('tr', { 'data-job-id': j.id },
       h('td', { 'data-field': 'id', class: 'num' }, jobLink(j.id)),
       h('td', { 'data-field': 'queue' }, h('a', { href: jobsHref(j.queue, status) }, j.queue)),
       h('td', { 'data-field': 'status', class: 'st st-' + j.status }, j.status),
@@ -444,19 +455,16 @@ function viewJobs(root, r) {
       h('td', { 'data-field': 'run_at', title: ago(j.run_at) }, text(j.run_at)),
       h('td', { 'data-field': 'group_key' }, j.group_key || ''),
       h('td', { 'data-field': 'last_error', class: 'err', title: firstLine(j.last_error) }, firstLine(j.last_error)))),
-      rows.length ? 'No loaded job matches the group/error filter.' : 'No jobs.');
-    note.textContent = (g || e)
-      ? `Group/error filters apply to the ${rows.length} loaded row(s) of this page only: showing ${shown.length}.`
-      : `${rows.length} job(s) on this page${next ? ', more follow' : ''}. Group and error filters search the loaded page only.`;
+      'No jobs.');
+    note.textContent = `${rows.length} job(s) on this page${next ? ', more follow' : ''}.`;
     nextBtn.disabled = !next;
   };
-  groupIn.addEventListener('input', () => { S.jobFilter.group = groupIn.value.trim(); draw(); });
-  errorIn.addEventListener('input', () => { S.jobFilter.error = errorIn.value.trim(); draw(); });
 
   queueNames();
   return async () => {
     const q = new URLSearchParams({ limit: '100' });
-    for (const [k, v] of [['queue', queue], ['status', status], ['newest_first', newest ? '1' : ''], [newest ? 'before' : 'after', cursor]]) if (v) q.set(k, v);
+    for (const [k, v] of [['queue', queue], ['status', status], ['newest_first', newest ? '1' : ''],
+      ['group_key', groupKey], ['error', errorText], [newest ? 'before' : 'after', cursor]]) if (v) q.set(k, v);
     const res = await api('/api/jobs?' + q.toString());
     rows = Array.isArray(res.data) ? res.data : [];
     next = res.headers.get('X-Queuectl-Next');
@@ -610,7 +618,10 @@ function viewFailures(root) {
       rows.push(h('tr', { 'data-error-group': key },
         h('td', { 'data-field': 'error', class: 'err', title: key }, key || '(no error text)'),
         h('td', { 'data-field': 'count', class: 'num' }, fmtNum(g.count)),
-        h('td', { 'data-field': 'queues' }, qs.map((q, i) => [i ? ', ' : '', h('a', { href: jobsHref(q, 'failed') }, q)])),
+        // Each queue's failed jobs with this error (the server's --error; a first line
+        // with a control character in it cannot be sent, so those list them all).
+        h('td', { 'data-field': 'queues' }, qs.map((q, i) => [i ? ', ' : '',
+          h('a', { href: jobsHref(q, 'failed', /[\x00-\x1f\x7f]/.test(key) ? {} : { error: key }) }, q)])),
         h('td', { 'data-field': 'newest', class: 'num' }, jobLink(g.newest)),
         h('td', {}, toggle)));
       if (open) rows.push(h('tr', { class: 'ids-row' }, h('td', { colspan: 5 }, g.ids.map((i) => [jobLink(i), ' ']))));

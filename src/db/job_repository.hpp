@@ -86,8 +86,11 @@ struct ListFilter {
   // --after), the others (due or scheduled), or both.
   bool ready_now = true;
   bool waiting = true;
-  std::int64_t after = 0;
-  bool newest_first = false;  // then `after` is an upper bound (0: none), ids descending
+  std::int64_t after = 0;                 // ids above this (0: from the first)
+  std::int64_t before = 0;                // ids below this (0: to the last)
+  bool newest_first = false;              // highest id first
+  std::optional<std::string> group_key;   // only jobs of this group key
+  std::optional<std::string> error_text;  // only jobs whose last_error holds this text
   int limit = 100;
 };
 

@@ -41,16 +41,24 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
     int mask = 0;
     for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
     if (f.statuses.empty()) mask = 0x1f;
-    long long bound =
-        f.newest_first && f.after == 0 ? std::numeric_limits<long long>::max() : f.after;
+    long long after = f.after;
+    long long before = f.before == 0 ? std::numeric_limits<long long>::max() : f.before;
     int limit = f.limit;
     int ready_now = f.ready_now ? 1 : 0, waiting = f.waiting ? 1 : 0;
+    std::string group = f.group_key.value_or(""), error = f.error_text.value_or("");
+    soci::indicator group_ind = f.group_key ? soci::i_ok : soci::i_null;
+    soci::indicator error_ind = f.error_text ? soci::i_ok : soci::i_null;
     // One status: through the index that holds it alone (db/dialects/list_sql.hpp).
-    const std::optional<std::string> one =
-        f.statuses.size() == 1
-            ? list_one_status_sql(db_.dialect().backend(), db_.sql().job_columns,
-                                  f.statuses.front(), f.queue.has_value(), f.newest_first)
-            : std::nullopt;
+    std::optional<std::string> one;
+    if (f.statuses.size() == 1) {
+      OneStatusListing shape;
+      shape.status = f.statuses.front();
+      shape.by_queue = f.queue.has_value();
+      shape.newest_first = f.newest_first;
+      shape.by_group = f.group_key.has_value();
+      shape.by_error = f.error_text.has_value();
+      one = list_one_status_sql(db_.dialect().backend(), db_.sql().job_columns, shape);
+    }
     if (one) {
       jobs = fetch_jobs(db_.session(), *one, [&](soci::statement& st) {
         if (f.queue) st.exchange(use(queue, "queue"));
@@ -58,7 +66,10 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
           st.exchange(use(waiting, "waiting"));
           st.exchange(use(ready_now, "ready_now"));
         }
-        st.exchange(use(bound, f.newest_first ? "before" : "after"));
+        if (f.group_key) st.exchange(use(group, "group_key"));
+        if (f.error_text) st.exchange(use(error, "error"));
+        st.exchange(use(after, "after"));
+        st.exchange(use(before, "before"));
         st.exchange(use(limit, "limit"));
       });
       return;
@@ -67,10 +78,13 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
         f.newest_first ? db_.sql().listing.list_jobs_newest : db_.sql().listing.list_jobs;
     jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
       st.exchange(use(queue, queue_ind, "queue"));
+      st.exchange(use(group, group_ind, "group_key"));
+      st.exchange(use(error, error_ind, "error"));
       st.exchange(use(mask, "status_mask"));
       st.exchange(use(ready_now, "ready_now"));
       st.exchange(use(waiting, "waiting"));
-      st.exchange(use(bound, f.newest_first ? "before" : "after"));
+      st.exchange(use(after, "after"));
+      st.exchange(use(before, "before"));
       st.exchange(use(limit, "limit"));
     });
   });

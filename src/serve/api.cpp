@@ -169,9 +169,12 @@ std::optional<ApiCall> get_call(const HttpRequest& req) {
     call.args = command({"top", "--once"});
     q.option(call.args, "failures", "--failures");
   } else if (path == "/api/jobs") {
-    Query q(req, path, {"queue", "status", "limit", "after", "before", "newest_first"});
+    Query q(req, path,
+            {"queue", "status", "limit", "after", "before", "newest_first", "group_key", "error"});
     call.args = command({"list"});
     q.option(call.args, "status", "--status");
+    q.option(call.args, "group_key", "--group-key");
+    q.option(call.args, "error", "--error");
     if (const std::string* limit = q.get("limit"))
       call.args.push_back("--limit=" + std::to_string(page_size(*limit, "limit for /api/jobs")));
     q.option(call.args, "after", "--after");
@@ -225,9 +228,14 @@ std::optional<ApiCall> post_call(const HttpRequest& req) {
     b.option(call.args, "older_than", "--older-than");
     positional(call.args, b.ids());
   } else if (path == "/api/cancel") {
-    Body b(req, path, {"ids", "force"});
+    Body b(req, path, {"ids", "force", "queue", "status", "group_key", "error", "batch"});
     call.args = command({"cancel"});
     if (b.flag("force")) call.args.push_back("--force");
+    b.option(call.args, "queue", "--queue");
+    b.option(call.args, "status", "--status");
+    b.option(call.args, "group_key", "--group-key");
+    b.option(call.args, "error", "--error");
+    b.option(call.args, "batch", "--batch");
     positional(call.args, b.ids());
   } else if (path == "/api/move") {
     Body b(req, path, {"from", "all", "to", "dry_run", "batch"});

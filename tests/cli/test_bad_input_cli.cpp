@@ -332,7 +332,8 @@ TEST_CASE("cli: bad input to retry, cancel, purge, pause and resume writes nothi
   }
 
   SUBCASE("cancel") {
-    rejects(f, {"cancel"}, "ID is missing");
+    rejects(f, {"cancel"}, "cancel needs job ids, or --queue QUEUE");
+    rejects(f, {"cancel", "--queue", "bad queue!"}, "queue");
     for (const char* bad : {"abc", "0", "-5", "1; DROP TABLE job_queue", "2.0"})
       rejects(f, {"cancel", d.ready, bad}, "job id");
     rejects(f, {"cancel", d.ready, "--bogus"}, "--bogus");

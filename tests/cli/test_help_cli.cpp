@@ -81,7 +81,7 @@ TEST_CASE("cli: help: arguments are named for people, in usage, help and errors"
                           {"show", "ID"},
                           {"ack", "[ID]"},
                           {"retry", "[ID...]"},
-                          {"cancel", "ID..."},
+                          {"cancel", "[ID...]"},
                           {"stats", "[QUEUE...]"},
                           {"list", "[QUEUE]"},
                           {"lock", "NAME [COMMAND...]"},

@@ -182,6 +182,79 @@ TEST_CASE("cli: cancel ready jobs; --force cancels a processing one and its hold
   CHECK(show(url, held["id"]) == after);
 }
 
+TEST_CASE("cli: list and cancel by group key, error text and id range") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  auto ids = [](const json& jobs) {
+    std::vector<std::int64_t> out;
+    for (const json& j : jobs) out.push_back(j["id"].get<std::int64_t>());
+    return out;
+  };
+  using V = std::vector<std::int64_t>;
+  // Failed jobs first (they are claimed before the others are enqueued).
+  std::vector<std::int64_t> failed;
+  for (const char* error : {"SMTP 552: mailbox full", "timed out", "SMTP 552: Mailbox full"}) {
+    json job = enqueue(url, "q", "{}", {"--group-key", "acct-2"});
+    json c = claim_one(url, "q");
+    REQUIRE(c["id"] == job["id"]);
+    ok(url, {"fail", id_text(job), "--token", c["lock_token"], "--permanent", "--error", error});
+    failed.push_back(id_of(job));
+  }
+  std::vector<std::int64_t> acct1, acct2;
+  for (int i = 0; i < 5; ++i)
+    acct1.push_back(id_of(enqueue(url, "q", "{}", {"--group-key", "acct-1"})));
+  for (int i = 0; i < 2; ++i)
+    acct2.push_back(id_of(enqueue(url, "q", "{}", {"--group-key", "acct-2"})));
+  json held = claim_one(url, "q");  // acct-1's head: processing
+  REQUIRE(id_of(held) == acct1[0]);
+  const std::int64_t other = id_of(enqueue(url, "other", "{}", {"--group-key", "acct-1"}));
+
+  CHECK(ids(ok_json(url, {"list", "q", "--status", "failed", "--error", "mailbox full"})) ==
+        V{failed[0]});
+  CHECK(ids(ok_json(url, {"list", "q", "--error", "552"})) == V{failed[0], failed[2]});
+  CHECK(ids(ok_json(url, {"list", "--group-key", "acct-1", "--status", "ready"})) ==
+        V{acct1[1], acct1[2], acct1[3], acct1[4], other});
+  CHECK(ids(ok_json(url, {"list", "q", "--after", std::to_string(acct1[1]), "--before",
+                          std::to_string(acct1[4])})) == V{acct1[2], acct1[3]});
+  CHECK(ids(ok_json(url, {"list", "q", "--newest-first", "--after", std::to_string(acct1[1]),
+                          "--before", std::to_string(acct1[4])})) == V{acct1[3], acct1[2]});
+  rejects(fixture, {"list", "--after", "9", "--before", "5"}, "--before");
+  rejects(fixture, {"list", "--error="}, "--error");
+  rejects(fixture, {"list", "--group-key", std::string(300, 'k')}, "--group-key");
+
+  // Bad filters: exit 2 and nothing written.
+  rejects(fixture, {"cancel", "--queue", "q", "--status", "processing"}, "--force");
+  rejects(fixture, {"cancel", "--queue", "q", "--status", "done"}, "done");
+  rejects(fixture, {"cancel", id_text(held), "--queue", "q"}, "not both");
+  rejects(fixture, {"cancel", id_text(held), "--error", "x"}, "--queue");
+  rejects(fixture, {"cancel", "--queue", "q", "--error="}, "--error");
+  rejects(fixture, {"cancel", "--queue", "q", "--batch", "0"}, "--batch");
+  rejects(fixture, {"cancel"}, "--queue");
+
+  // The failed jobs whose error says so, and only those.
+  json r =
+      ok_json(url, {"cancel", "--queue", "q", "--status", "failed", "--error", "mailbox full"});
+  CHECK(r["canceled_ids"] == json::array({failed[0]}));
+  CHECK(r["other_state"] == 0);
+  CHECK(show(url, failed[1])["status"] == "failed");
+  CHECK(show(url, failed[2])["status"] == "failed");
+  // A group's ready (and failed) jobs, two a transaction; its processing head stays, and
+  // so does the same key in another queue.
+  r = ok_json(url, {"cancel", "--queue", "q", "--group-key", "acct-1", "--batch", "2"});
+  CHECK(r["canceled_ids"].get<V>() == V{acct1[1], acct1[2], acct1[3], acct1[4]});
+  CHECK(show(url, acct1[0])["status"] == "processing");
+  CHECK(show(url, other)["status"] == "ready");
+  for (std::int64_t id : acct2) CHECK(show(url, id)["status"] == "ready");
+  // Nothing left to match: exit 0, none canceled.
+  r = ok_json(url, {"cancel", "--queue", "q", "--group-key", "acct-1"});
+  CHECK(r["canceled"] == 0);
+  // Processing ones with --force; the holder is locked out.
+  RunResult text = ok(url, {"cancel", "--queue", "q", "--group-key", "acct-1", "--status",
+                            "processing", "--force"});
+  CHECK(contains(text.out, "canceled 1 job(s): " + id_text(held)));
+  refused(fixture, {"ack", id_text(held), "--token", held["lock_token"]}, 3, "lease lost");
+}
+
 TEST_CASE("cli: purge deletes only finished jobs older than the cutoff") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();

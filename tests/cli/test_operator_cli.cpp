@@ -107,8 +107,14 @@ TEST_CASE("cli: list --newest-first pages from the newest job down with --before
   REQUIRE(next.size() == 2);
   CHECK(next[0]["id"] == ids[2]);
   CHECK(next[1]["id"] == ids[1]);
-  rejects(fixture, {"list", "--before", "3"}, "--newest-first");
-  rejects(fixture, {"list", "--newest-first", "--after", "3"}, "--before");
+  // Each bound is a bound in either order: --before oldest first stops there, --after
+  // newest first stops there.
+  json below = ok_json(url, {"list", "pages", "--before", std::to_string(ids[2])});
+  CHECK(below == json::array({show(url, ids[0]), show(url, ids[1])}));
+  json above = ok_json(url, {"list", "pages", "--newest-first", "--after", std::to_string(ids[2])});
+  REQUIRE(above.size() == 2);
+  CHECK(above[0]["id"] == ids[4]);
+  CHECK(above[1]["id"] == ids[3]);
 }
 
 }  // namespace queuectl::testing::cli

@@ -197,6 +197,21 @@ TEST_CASE("slow: serve browser: a failed job's error shows on its page and among
         return t.find(kFirstLine) != std::string::npos && t.find("web_fail") != std::string::npos;
       },
       "the failures' group of the error");
+  // Its queue link lists that queue's failed jobs with that error, found by the server.
+  failed_job(url, "web_fail", "another error");
+  click_fresh(browser, serve,
+              "#failures tr[data-error-group=\"" + kFirstLine + "\"] td[data-field=\"queues\"] a");
+  CHECK_MESSAGE(wait_until(
+                    [&] {
+                      return browser
+                                 .execute(
+                                     "return [...document.querySelectorAll('#jobs "
+                                     "tr[data-job-id]')].map((r) => r.dataset.jobId);")
+                                 .get<std::vector<std::string>>() == std::vector<std::string>{id};
+                    },
+                    10000),
+                "the failed jobs with the error are not listed alone\n"
+                    << page_state(browser, serve));
   check_no_csp_violations(browser);
   CHECK(serve.stop() == 0);
 }
@@ -232,6 +247,38 @@ TEST_CASE("slow: serve browser: with --allow-writes the job page retries a faile
   CHECK_MESSAGE(wait_until([&] { return logged_write(serve.log(), "retry", 0); }, 10000),
                 "no write line for the retry in the server's log:\n"
                     << serve.log());
+
+  // The jobs view filters on the server (a group key here) and cancels every job the
+  // filter names, not only the page: two pages of 2 here, since the page holds 100.
+  std::vector<std::int64_t> g1, g2;
+  for (int i = 0; i < 3; ++i)
+    g1.push_back(id_of(enqueue(url, "web_cancel", "{}", {"--group-key", "g1"})));
+  g2.push_back(id_of(enqueue(url, "web_cancel", "{}", {"--group-key", "g2"})));
+  browser.navigate(serve.url() + "/#/jobs?queue=web_cancel&group_key=g1");
+  auto shown_ids = [&] {
+    return browser
+        .execute(
+            "return [...document.querySelectorAll('#jobs tr[data-job-id]')]"
+            ".map((r) => Number(r.dataset.jobId));")
+        .get<std::vector<std::int64_t>>();
+  };
+  CHECK_MESSAGE(wait_until([&] { return shown_ids() == g1; }, 10000),
+                "the jobs view does not list group g1 alone\n"
+                    << page_state(browser, serve));
+  click_fresh(browser, serve, "button[data-action=\"cancel-matching\"]");
+  const bool canceled = wait_until(
+      [&] {
+        browser.accept_alert();
+        for (std::int64_t id : g1)
+          if (show(url, id)["status"] != "canceled") return false;
+        return true;
+      },
+      10000, 100);
+  REQUIRE_MESSAGE(canceled, "group g1 not canceled 10 s after the click\n"
+                                << page_state(browser, serve));
+  CHECK(show(url, g2[0])["status"] == "ready");
+  CHECK_MESSAGE(wait_until([&] { return logged_write(serve.log(), "--group-key=g1", 0); }, 10000),
+                serve.log());
   CHECK(serve.stop() == 0);
 }
 

@@ -465,43 +465,62 @@ TEST_CASE("list of one status reads that status' index among 100,000 done jobs")
   const Backend backend = fx.db().dialect().backend();
   for (const Status status : {Status::ready, Status::processing, Status::failed})
     for (const bool by_queue : {true, false})
-      for (const bool newest : {false, true}) {
-        const auto sql =
-            list_one_status_sql(backend, fx.db().sql().job_columns, status, by_queue, newest);
-        REQUIRE(sql);
-        std::string queue = "q";
-        long long bound = newest ? 1000000000 : 0;
-        int flag = 1, limit = 100;
-        Plan plan = explain(fx.db(), *sql, [&](soci::statement& st) {
-          if (by_queue) st.exchange(soci::use(queue, "queue"));
-          if (status == Status::ready) {
-            st.exchange(soci::use(flag, "waiting"));
-            st.exchange(soci::use(flag, "ready_now"));
-          }
-          st.exchange(soci::use(bound, newest ? "before" : "after"));
-          st.exchange(soci::use(limit, "limit"));
-        });
-        INFO(status_name(status) << (by_queue ? " of q" : "") << (newest ? " newest" : "") << ":\n"
-                                 << plan.text);
-        CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
-        CHECK(plan.text.find("job_queue_pkey") == std::string::npos);
-        if (is_mysql()) CHECK(plan.rows_examined < 1000);
-        if (is_sqlite()) CHECK(plan.text.find("SCAN job_queue\n") == std::string::npos);
-      }
-  // And what it lists: the same jobs, in id order, as the general listing.
+      for (const bool newest : {false, true})
+        for (const bool filtered : {false, true}) {  // by group key and error text
+          OneStatusListing shape;
+          shape.status = status;
+          shape.by_queue = by_queue;
+          shape.newest_first = newest;
+          shape.by_group = shape.by_error = filtered;
+          const auto sql = list_one_status_sql(backend, fx.db().sql().job_columns, shape);
+          REQUIRE(sql);
+          std::string queue = "q", group = "g", error = "timed out";
+          long long after = 0, before = 1000000000;
+          int flag = 1, limit = 100;
+          Plan plan = explain(fx.db(), *sql, [&](soci::statement& st) {
+            if (by_queue) st.exchange(soci::use(queue, "queue"));
+            if (status == Status::ready) {
+              st.exchange(soci::use(flag, "waiting"));
+              st.exchange(soci::use(flag, "ready_now"));
+            }
+            if (filtered) {
+              st.exchange(soci::use(group, "group_key"));
+              st.exchange(soci::use(error, "error"));
+            }
+            st.exchange(soci::use(after, "after"));
+            st.exchange(soci::use(before, "before"));
+            st.exchange(soci::use(limit, "limit"));
+          });
+          INFO(status_name(status) << (by_queue ? " of q" : "") << (newest ? " newest" : "")
+                                   << (filtered ? " filtered" : "") << ":\n"
+                                   << plan.text);
+          CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
+          CHECK(plan.text.find("job_queue_pkey") == std::string::npos);
+          if (is_mysql()) CHECK(plan.rows_examined < 1000);
+          if (is_sqlite()) CHECK(plan.text.find("SCAN job_queue\n") == std::string::npos);
+        }
+  // And what it lists: the same jobs, in id order, as the general listing, also within an
+  // id range.
   for (const Status status : {Status::ready, Status::processing})
-    for (const bool newest : {false, true}) {
-      ListFilter one;
-      one.statuses = {status};
-      one.newest_first = newest;
-      ListFilter two = one;
-      two.statuses = {status, Status::canceled};  // the general statement (no canceled here)
-      std::vector<long long> a, b;
-      for (const Job& j : repo.list(one)) a.push_back(j.id);
-      for (const Job& j : repo.list(two)) b.push_back(j.id);
-      CHECK(!a.empty());
-      CHECK(a == b);
-    }
+    for (const bool newest : {false, true})
+      for (const bool ranged : {false, true}) {
+        ListFilter one;
+        one.statuses = {status};
+        one.newest_first = newest;
+        ListFilter two = one;
+        two.statuses = {status, Status::canceled};  // the general statement (no canceled here)
+        std::vector<long long> all, a, b;
+        for (const Job& j : repo.list(one)) all.push_back(j.id);
+        REQUIRE(all.size() >= 3);
+        if (ranged) {  // strictly between the first and the last: the middle ones
+          one.after = two.after = std::min(all.front(), all.back());
+          one.before = two.before = std::max(all.front(), all.back());
+        }
+        for (const Job& j : repo.list(one)) a.push_back(j.id);
+        for (const Job& j : repo.list(two)) b.push_back(j.id);
+        CHECK(a.size() == (ranged ? all.size() - 2 : all.size()));
+        CHECK(a == b);
+      }
 }
 
 }  // namespace queuectl::testing::contract

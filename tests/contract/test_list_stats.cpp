@@ -97,6 +97,71 @@ TEST_CASE("list pages with after and limit, stably by id") {
   CHECK_EQ(repo.list(filter(std::nullopt, {}, 0, 1)).size(), 1u);
 }
 
+TEST_CASE("list filters by group key and error text, and by an id range") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  std::vector<Job> jobs;
+  for (int i = 0; i < 8; ++i) {
+    NewJob job = new_job("q");
+    if (i % 2 == 0) job.group_key = i < 4 ? "acct-1" : "acct-2";
+    jobs.push_back(add(repo, job));
+  }
+  add(repo, "other");
+  // Jobs 1, 2, 3 and 5 fail with an error; 1 with another text, 3 in another case.
+  const char* errors[] = {nullptr, "Timed out after 30s", "timed out after 30s", "TIMED OUT",
+                          nullptr, "connect: Timed out"};
+  for (int i = 0; i < 6; ++i) {
+    Job claimed = claim_one(repo, "q");
+    REQUIRE_EQ(claimed.id, jobs[i].id);
+    if (!errors[i]) {
+      repo.ack({claimed.id, *claimed.lock_token, std::nullopt});
+      continue;
+    }
+    FailRequest fail;
+    fail.id = claimed.id;
+    fail.token = *claimed.lock_token;
+    fail.error = errors[i];
+    fail.permanent = true;
+    repo.fail(fail);
+  }
+  using V = std::vector<std::int64_t>;
+  auto ids = [&](std::vector<Status> statuses, std::optional<std::string> group,
+                 std::optional<std::string> error, bool newest = false) {
+    ListFilter f = filter("q", std::move(statuses));
+    f.group_key = std::move(group);
+    f.error_text = std::move(error);
+    f.newest_first = newest;
+    return ids_of(repo.list(f));
+  };
+  const std::int64_t j0 = jobs[0].id, j1 = jobs[1].id, j2 = jobs[2].id, j3 = jobs[3].id,
+                     j4 = jobs[4].id, j5 = jobs[5].id, j6 = jobs[6].id;
+  // Case-sensitive text, on each backend (MySQL's table is utf8mb4_bin); one status takes
+  // the status' own statement, two the general listing: both filter alike.
+  for (const auto& statuses : {std::vector<Status>{Status::failed},
+                               std::vector<Status>{Status::failed, Status::canceled}}) {
+    CHECK_EQ(ids(statuses, std::nullopt, std::string("Timed out")), V{j1, j5});
+    CHECK_EQ(ids(statuses, std::nullopt, std::string("Timed out"), true), V{j5, j1});
+    CHECK_EQ(ids(statuses, std::nullopt, std::string("out")), V{j1, j2, j5});
+    CHECK_EQ(ids(statuses, std::string("acct-1"), std::nullopt), V{j2});
+    CHECK_EQ(ids(statuses, std::string("acct-1"), std::string("Timed")), V{});
+    CHECK_EQ(ids(statuses, std::string("acct-1"), std::string("timed")), V{j2});
+    CHECK_EQ(ids(statuses, std::nullopt, std::string("%")), V{});  // no pattern, just text
+  }
+  CHECK_EQ(ids({}, std::string("acct-1"), std::nullopt), V{j0, j2});
+  CHECK_EQ(ids({}, std::string("acct-2"), std::nullopt), V{j4, j6});
+  CHECK_EQ(ids({Status::ready}, std::string("acct-2"), std::nullopt), V{j6});
+  CHECK_EQ(ids({}, std::nullopt, std::string("30s")), V{j1, j2});
+  // An id range: above `after`, below `before`, oldest or newest first.
+  ListFilter range = filter("q");
+  range.after = j1;
+  range.before = j5;
+  CHECK_EQ(ids_of(repo.list(range)), V{j2, j3, j4});
+  range.newest_first = true;
+  CHECK_EQ(ids_of(repo.list(range)), V{j4, j3, j2});
+  range.statuses = {Status::failed};
+  CHECK_EQ(ids_of(repo.list(range)), V{j3, j2});
+}
+
 TEST_CASE("stats counts every state per queue") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

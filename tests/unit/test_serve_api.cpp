@@ -49,6 +49,8 @@ TEST_CASE("serve: each read route is the command with -o json") {
   CHECK(list->args == Words{"-o", "json", "list", "--status=failed", "--limit=5", "--", "q"});
   CHECK(list->page_limit == 5);
   CHECK_FALSE(list->writes);
+  CHECK(api_call(get("/api/jobs", {{"group_key", "acct 1"}, {"error", "timed out"}}))->args ==
+        Words{"-o", "json", "list", "--group-key=acct 1", "--error=timed out"});
   CHECK(api_call(get("/api/jobs/42"))->args == Words{"-o", "json", "show", "--", "42"});
   CHECK(api_call(get("/api/groups", {{"queue", "q"}, {"blocked", "1"}}))->args ==
         Words{"-o", "json", "groups", "--blocked", "--", "q"});
@@ -122,6 +124,11 @@ TEST_CASE("serve: writes are POSTs with JSON bodies") {
         Words{"-o", "json", "retry", "--queue=q", "--older-than=1h"});
   CHECK(api_call(post("/api/cancel", R"({"ids": [7], "force": true})"))->args ==
         Words{"-o", "json", "cancel", "--force", "--", "7"});
+  CHECK(
+      api_call(post("/api/cancel",
+                    R"({"queue": "q", "status": "failed", "group_key": "k", "error": "--force"})"))
+          ->args == Words{"-o", "json", "cancel", "--queue=q", "--status=failed", "--group-key=k",
+                          "--error=--force"});
   CHECK(api_call(post("/api/move", R"({"from": "q.dead", "dry_run": true})"))->args ==
         Words{"-o", "json", "move", "--from=q.dead", "--dry-run"});
   CHECK(api_call(post("/api/purge", R"({"older_than": "7d", "status": "done"})"))->args ==

@@ -30,7 +30,9 @@ std::string index_for(Backend backend, Status status, bool by_queue) {
 }  // namespace
 
 std::optional<std::string> list_one_status_sql(Backend backend, const std::string& columns,
-                                               Status status, bool by_queue, bool newest_first) {
+                                               const OneStatusListing& shape) {
+  const Status status = shape.status;
+  const bool by_queue = shape.by_queue;
   if (status == Status::done) return std::nullopt;
   const bool pg = backend == Backend::postgresql;
   const std::string index = index_for(backend, status, by_queue);
@@ -51,8 +53,15 @@ std::optional<std::string> list_one_status_sql(Backend backend, const std::strin
     sql += std::string(" AND CASE WHEN run_at >= ") + sentinel + " THEN " +
            bound("waiting", "integer") + " ELSE " + bound("ready_now", "integer") + " END = 1";
   }
-  sql += newest_first ? " AND id < " + bound("before", "bigint") + " ORDER BY id DESC"
-                      : " AND id > " + bound("after", "bigint") + " ORDER BY id";
+  if (shape.by_group) sql += " AND group_key = " + bound("group_key", "text");
+  if (shape.by_error) {
+    const std::string text = bound("error", "text");
+    sql += pg                          ? " AND strpos(last_error, " + text + ") > 0"
+           : backend == Backend::mysql ? " AND LOCATE(" + text + ", last_error) > 0"
+                                       : " AND instr(last_error, " + text + ") > 0";
+  }
+  sql += " AND id > " + bound("after", "bigint") + " AND id < " + bound("before", "bigint");
+  sql += shape.newest_first ? " ORDER BY id DESC" : " ORDER BY id";
   sql += " LIMIT " + bound("limit", "integer");
   return sql;
 }

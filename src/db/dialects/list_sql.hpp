@@ -15,11 +15,19 @@
 
 namespace queuectl {
 
-// The statement listing jobs of `status` (of queue :queue when `by_queue`), oldest first
-// (id > :after) or newest first (id < :before), :limit rows; status ready also binds
-// :ready_now and :waiting (1 or 0, as in list_jobs). nullopt: no index serves that status
-// on this backend better than the general listing.
+// What a listing of one status filters on, beside its status and id range.
+struct OneStatusListing {
+  Status status = Status::ready;
+  bool by_queue = false;      // binds :queue
+  bool newest_first = false;  // highest id first
+  bool by_group = false;      // binds :group_key (group_key equal to it)
+  bool by_error = false;      // binds :error (last_error holds it)
+};
+
+// The statement listing jobs of one status, ids between :after and :before (exclusive),
+// :limit rows; status ready also binds :ready_now and :waiting (1 or 0, as in list_jobs).
+// nullopt: no index serves that status on this backend better than the general listing.
 std::optional<std::string> list_one_status_sql(Backend backend, const std::string& columns,
-                                               Status status, bool by_queue, bool newest_first);
+                                               const OneStatusListing& shape);
 
 }  // namespace queuectl

@@ -11,18 +11,24 @@ ListingStatements make_listing(const std::string& cols) {
   s.list_jobs = "SELECT " + cols + R"(
       FROM job_queue
      WHERE queue = COALESCE(:queue, queue)
+       AND (:group_key IS NULL OR group_key = :group_key)
+       AND (:error IS NULL OR instr(last_error, :error) > 0)
        AND ((:status_mask >> status) & 1) = 1
        AND (status <> 0 OR CASE WHEN run_at >= '9999-12-31 00:00:00.000'
                                 THEN :waiting ELSE :ready_now END = 1)
        AND id > :after
+       AND id < :before
      ORDER BY id
      LIMIT :limit)";
   s.list_jobs_newest = "SELECT " + cols + R"(
       FROM job_queue
      WHERE queue = COALESCE(:queue, queue)
+       AND (:group_key IS NULL OR group_key = :group_key)
+       AND (:error IS NULL OR instr(last_error, :error) > 0)
        AND ((:status_mask >> status) & 1) = 1
        AND (status <> 0 OR CASE WHEN run_at >= '9999-12-31 00:00:00.000'
                                 THEN :waiting ELSE :ready_now END = 1)
+       AND id > :after
        AND id < :before
      ORDER BY id DESC
      LIMIT :limit)";
