@@ -20,8 +20,10 @@ std::string index_for(Backend backend, Status status, bool by_queue) {
         return "job_queue_leases";
       case Status::failed:
         return "job_queue_failed";
+      case Status::canceled:  // (queue, status, finished_at): a seek needs the queue
+        return by_queue ? "job_queue_finished" : "";
       default:
-        return "";  // done and canceled: job_queue_finished cannot seek to one of them
+        return "";  // done: dense in id order, the general listing reads it best
     }
   }
   return "";
@@ -43,7 +45,13 @@ std::optional<std::string> list_one_status_sql(Backend backend, const std::strin
   std::string sql = "SELECT " + columns + " FROM job_queue";
   if (backend == Backend::mysql) sql += " FORCE INDEX (" + index + ")";
   if (backend == Backend::sqlite) sql += " INDEXED BY " + index;
-  sql += " WHERE status = " + std::to_string(static_cast<int>(status));
+  const std::string equal = "status = " + std::to_string(static_cast<int>(status));
+  if (index == "job_queue_finished")
+    // The partial index's own term, and the equality marked rare so that SQLite seeks on
+    // it rather than on the range (as in count_sql.cpp).
+    sql += " WHERE likelihood(" + equal + ", 0.001) AND status >= 2";
+  else
+    sql += " WHERE " + equal;
   if (by_queue) sql += " AND queue = " + bound("queue", "text");
   if (status == Status::ready) {
     // A job waiting for others (enqueue --after) has the sentinel run_at.

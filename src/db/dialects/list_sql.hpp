@@ -3,8 +3,9 @@
 // partial index can serve: with millions of done jobs, a page of ready or failed ones walked
 // the whole history in id order. Here the status is written into the text (never input:
 // one of the five, from Status), so PostgreSQL and SQLite use their partial claim, lease and
-// failed indexes, and MySQL the status-keyed ones it is told to; the matching rows are then
-// sorted by id. Done jobs, dense in id order, keep the general listing.
+// failed indexes (SQLite the finished one for a queue's canceled jobs), and MySQL the
+// status-keyed ones it is told to; the matching rows are then sorted by id. Done jobs, dense
+// in id order, keep the general listing.
 #pragma once
 
 #include <optional>
