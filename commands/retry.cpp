@@ -1,9 +1,11 @@
 // queuectl retry: failed or canceled jobs back to ready, by id or by queue.
 #include <cctype>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/id_outcome.hpp"
+#include "cli/job_filter.hpp"
 #include "core/errors.hpp"
 
 namespace queuectl {
@@ -14,6 +16,8 @@ struct RetryOptions {
   std::string queue;
   std::string status;
   std::string older_than;
+  std::optional<std::string> group;
+  std::optional<std::string> error;
 };
 
 bool all_digits(const std::string& s) {
@@ -45,12 +49,29 @@ void run_retry(Context& ctx, const RetryOptions& o) {
     f.older_than =
         o.older_than.empty() ? Duration() : Duration::parse(o.older_than, "--older-than");
     if (f.older_than.ms() < 0) throw UsageError("--older-than must not be negative");
+    if (o.group || o.error) {
+      // By group key or error text: the jobs `list` finds with the same filter, a page at a
+      // time, each page retried as ids are.
+      if (!o.older_than.empty())
+        throw UsageError("--older-than does not go with --group-key or --error yet");
+      ListFilter matching;
+      matching.queue = o.queue;
+      apply_job_filter(JobFilterText{o.status.empty() ? "failed" : o.status, o.group, o.error},
+                       matching);
+      AdminRepository admin(ctx.migrated_db());
+      const IdOutcome outcome =
+          change_matching(ctx, matching, 1000, "retried",
+                          [&](const std::vector<std::int64_t>& ids) { return admin.retry(ids); });
+      report_matching(ctx, outcome, "retried");
+      return;
+    }
     auto ids = AdminRepository(ctx.migrated_db()).retry_matching(f);
     report_outcome(ctx, IdOutcome{ids, {}, {}}, "retried", "");
     return;
   }
-  if (!o.status.empty() || !o.older_than.empty())
-    throw UsageError("--status and --older-than go with --queue, not with job ids");
+  if (!o.status.empty() || !o.older_than.empty() || o.group || o.error)
+    throw UsageError(
+        "--status, --older-than, --group-key and --error go with --queue, not with job ids");
   auto ids = parse_job_ids(o.args);
   auto outcome = AdminRepository(ctx.migrated_db()).retry(ids);
   report_outcome(ctx, outcome, "retried", "only failed or canceled jobs can be retried");
@@ -66,6 +87,9 @@ void setup_retry(CLI::App& app, Context& ctx) {
   sub->add_option("--status", o->status, "With --queue: failed (default) and/or canceled");
   sub->add_option("--older-than", o->older_than, "With --queue: only jobs finished over DUR ago")
       ->type_name("DUR");
+  sub->add_option("--group-key", o->group, "With --queue: only jobs of this group key");
+  sub->add_option("--error", o->error,
+                  "With --queue: only jobs whose last error contains this text (case-sensitive)");
   sub->footer(
       "Attempts start again from 0 and the job is due at once. With ids, every id that was\n"
       "not retried is named on stderr: exit 1 when some were in another state (with or\n"
@@ -73,7 +97,8 @@ void setup_retry(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  queuectl retry 42 43\n"
       "  queuectl retry --queue emails\n"
-      "  queuectl retry --queue emails --status failed,canceled --older-than 1h");
+      "  queuectl retry --queue emails --status failed,canceled --older-than 1h\n"
+      "  queuectl retry --queue emails --error 'SMTP 421'     (a downstream outage is over)");
   sub->callback([&ctx, o] { run_retry(ctx, *o); });
 }
 

@@ -94,7 +94,7 @@ _queuectl_valued() {
         groups) v+=" --limit" ;;
         top) v+=" --interval --failures" ;;
         serve) v+=" --listen --auth-file --tls-cert --tls-key --threads --refresh" ;;
-        retry) v+=" --queue --status --older-than" ;;
+        retry) v+=" --queue --status --older-than --group-key --error" ;;
         cancel) v+=" --queue --status --group-key --error --batch" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
@@ -140,7 +140,7 @@ _queuectl_options() {
         stats) printf '%s' "--exact" ;;
         top) printf '%s' "--once --interval --failures" ;;
         serve) printf '%s' "--listen --allow-writes --read-only --auth-file --tls-cert --tls-key --threads --refresh --hash-password" ;;
-        retry) printf '%s' "--queue --status --older-than" ;;
+        retry) printf '%s' "--queue --status --older-than --group-key --error" ;;
         cancel) printf '%s' "--force --queue --status --group-key --error --batch" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         move) printf '%s' "--from --all --to --batch --dry-run" ;;

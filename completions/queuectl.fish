@@ -52,7 +52,7 @@ function __queuectl_valued
         case serve
             set -a v --listen --auth-file --tls-cert --tls-key --threads --refresh
         case retry
-            set -a v --queue --status --older-than
+            set -a v --queue --status --older-than --group-key --error
         case cancel
             set -a v --queue --status --group-key --error --batch
         case purge
@@ -434,6 +434,8 @@ complete -c queuectl -n '__fish_seen_subcommand_from serve' -l hash-password -d 
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l queue -x -a '(__queuectl_queues)' -d 'Every failed job of this queue, instead of ids'
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l status -x -a '(__queuectl_statuses)' -d 'With --queue: failed (default) and/or canceled'
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l older-than -x -d 'With --queue: only jobs finished over DUR ago'
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l group-key -x -d 'With --queue: only jobs of this group key'
+complete -c queuectl -n '__fish_seen_subcommand_from retry' -l error -x -d 'With --queue: only jobs whose last error contains this text (case-sensitive)'
 # cancel
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l force -d 'Also cancel processing jobs'
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l queue -x -a '(__queuectl_queues)' -d 'Every matching job of this queue, instead of ids'

@@ -244,6 +244,25 @@ function actionButton(action, label, onclick, attrs) {
   btn.addEventListener('click', () => onclick(btn));
   return btn;
 }
+// An error's first line as a filter the server takes: not empty, no control character.
+const sendable = (text) => !!text && !/[\x00-\x1f\x7f]/.test(text);
+// Every failed job of `queues` whose error contains `text` back to ready (`retry --queue Q
+// --error TEXT`, one queue after the other), all of them, not only the 500 shown.
+async function retryByError(btn, text, queues) {
+  if (!window.confirm(`Retry every failed job of ${queues.join(', ')} whose error contains "${text}"?`)) return;
+  btn.disabled = true;
+  let retried = 0;
+  try {
+    for (const queue of queues) retried += (await api('/api/retry', { queue, error: text })).data.retried || 0;
+    flash(`retried ${retried} job(s) with "${text}"`, 'ok');
+  } catch (e) {
+    flash(`retry of "${text}" failed after ${retried} job(s): ${e.message}`, 'error');
+    if (e.status === 403) S.sessionOk = false;
+  } finally {
+    btn.disabled = false;
+  }
+  tick();
+}
 // Dead letters of queue `dlq` back where they failed: a dry run first, to count them.
 async function moveDeadLetters(btn, dlq) {
   try {
@@ -621,9 +640,9 @@ function viewFailures(root) {
         // Each queue's failed jobs with this error (the server's --error; a first line
         // with a control character in it cannot be sent, so those list them all).
         h('td', { 'data-field': 'queues' }, qs.map((q, i) => [i ? ', ' : '',
-          h('a', { href: jobsHref(q, 'failed', /[\x00-\x1f\x7f]/.test(key) ? {} : { error: key }) }, q)])),
+          h('a', { href: jobsHref(q, 'failed', sendable(key) ? { error: key } : {}) }, q)])),
         h('td', { 'data-field': 'newest', class: 'num' }, jobLink(g.newest)),
-        h('td', {}, toggle)));
+        h('td', {}, toggle, ' ', sendable(key) ? actionButton('retry-error', 'Retry all', (b) => retryByError(b, key, qs)) : null)));
       if (open) rows.push(h('tr', { class: 'ids-row' }, h('td', { colspan: 5 }, g.ids.map((i) => [jobLink(i), ' ']))));
     }
     setRows(tbody, rows, 'No failed jobs.');

@@ -221,11 +221,13 @@ std::optional<ApiCall> post_call(const HttpRequest& req) {
   ApiCall call;
   call.writes = true;
   if (path == "/api/retry") {
-    Body b(req, path, {"ids", "queue", "status", "older_than"});
+    Body b(req, path, {"ids", "queue", "status", "older_than", "group_key", "error"});
     call.args = command({"retry"});
     b.option(call.args, "queue", "--queue");
     b.option(call.args, "status", "--status");
     b.option(call.args, "older_than", "--older-than");
+    b.option(call.args, "group_key", "--group-key");
+    b.option(call.args, "error", "--error");
     positional(call.args, b.ids());
   } else if (path == "/api/cancel") {
     Body b(req, path, {"ids", "force", "queue", "status", "group_key", "error", "batch"});

@@ -255,6 +255,31 @@ TEST_CASE("cli: list and cancel by group key, error text and id range") {
   refused(fixture, {"ack", id_text(held), "--token", held["lock_token"]}, 3, "lease lost");
 }
 
+TEST_CASE("cli: retry --queue by error text and group key") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  std::vector<std::int64_t> ids;
+  const std::vector<std::pair<std::string, std::string>> jobs = {
+      {"SMTP 421: try later", "a"}, {"SMTP 550: no such user", "a"}, {"SMTP 421: busy", "b"}};
+  for (const auto& [error, key] : jobs) {
+    json job = enqueue(url, "mail", "{}", {"--group-key", key});
+    json c = claim_one(url, "mail");
+    REQUIRE(c["id"] == job["id"]);
+    ok(url, {"fail", id_text(job), "--token", c["lock_token"], "--permanent", "--error", error});
+    ids.push_back(id_of(job));
+  }
+  rejects(fixture, {"retry", "--queue", "mail", "--error", "421", "--older-than", "1h"},
+          "--older-than");
+  rejects(fixture, {"retry", std::to_string(ids[0]), "--error", "421"}, "--queue");
+  rejects(fixture, {"retry", "--queue", "mail", "--group-key="}, "--group-key");
+  json r = ok_json(url, {"retry", "--queue", "mail", "--error", "SMTP 421", "--group-key", "a"});
+  CHECK(r["retried_ids"] == json::array({ids[0]}));
+  r = ok_json(url, {"retry", "--queue", "mail", "--error", "SMTP 421"});
+  CHECK(r["retried_ids"] == json::array({ids[2]}));
+  CHECK(show(url, ids[1])["status"] == "failed");
+  for (std::int64_t id : {ids[0], ids[2]}) CHECK(show(url, id)["status"] == "ready");
+}
+
 TEST_CASE("cli: purge deletes only finished jobs older than the cutoff") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();

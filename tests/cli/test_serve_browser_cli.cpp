@@ -279,6 +279,27 @@ TEST_CASE("slow: serve browser: with --allow-writes the job page retries a faile
   CHECK(show(url, g2[0])["status"] == "ready");
   CHECK_MESSAGE(wait_until([&] { return logged_write(serve.log(), "--group-key=g1", 0); }, 10000),
                 serve.log());
+
+  // A failure group's "Retry all" retries every failed job of its queues with that error.
+  const std::string outage = "HTTP 503 from the billing API";
+  std::vector<std::int64_t> failed_ids;
+  for (int i = 0; i < 2; ++i) failed_ids.push_back(id_of(failed_job(url, "web_outage", outage)));
+  const std::int64_t other = id_of(failed_job(url, "web_outage", "a bug"));
+  browser.navigate(serve.url() + "/#/failures");
+  click_fresh(
+      browser, serve,
+      "#failures tr[data-error-group=\"" + outage + "\"] button[data-action=\"retry-error\"]");
+  const bool all_retried = wait_until(
+      [&] {
+        browser.accept_alert();
+        for (std::int64_t id : failed_ids)
+          if (show(url, id)["status"] != "ready") return false;
+        return true;
+      },
+      10000, 100);
+  REQUIRE_MESSAGE(all_retried, "the outage's jobs not ready 10 s after the click\n"
+                                   << page_state(browser, serve));
+  CHECK(show(url, other)["status"] == "failed");
   CHECK(serve.stop() == 0);
 }
 

@@ -122,6 +122,9 @@ TEST_CASE("serve: writes are POSTs with JSON bodies") {
   CHECK(retry->args == Words{"-o", "json", "retry", "--", "3", "4"});
   CHECK(api_call(post("/api/retry", R"({"queue": "q", "older_than": "1h"})"))->args ==
         Words{"-o", "json", "retry", "--queue=q", "--older-than=1h"});
+  CHECK(api_call(post("/api/retry", R"({"queue": "q", "error": "SMTP 421", "group_key": "g"})"))
+            ->args ==
+        Words{"-o", "json", "retry", "--queue=q", "--group-key=g", "--error=SMTP 421"});
   CHECK(api_call(post("/api/cancel", R"({"ids": [7], "force": true})"))->args ==
         Words{"-o", "json", "cancel", "--force", "--", "7"});
   CHECK(
