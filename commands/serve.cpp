@@ -14,6 +14,7 @@ void setup_serve(CLI::App& app, Context& ctx) {
   struct Options {
     std::string listen = "127.0.0.1:8080";
     std::string refresh = "2s";
+    std::string request_timeout = "30s";
     bool hash_password = false;
     ServeOptions serve;
   };
@@ -37,6 +38,10 @@ void setup_serve(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(1, 64));
   sub->add_option("--refresh", o->refresh, "How often the page refreshes (default 2s)")
       ->type_name("DUR");
+  sub->add_option("--request-timeout", o->request_timeout,
+                  "Close a connection slower than this to send a request or read an answer "
+                  "(default 30s)")
+      ->type_name("DUR");
   sub->add_flag("--hash-password", o->hash_password,
                 "Read a password on stdin, print its bcrypt hash for --auth-file, exit");
   sub->footer(
@@ -52,6 +57,8 @@ void setup_serve(CLI::App& app, Context& ctx) {
       "USER:HASH (HASH from --hash-password or `htpasswd -B`) or token:HASH (a bearer\n"
       "token). Put TLS in front (--tls-cert/--tls-key, or a reverse proxy) when the network\n"
       "is not yours. On a PostgreSQL standby the server is read-only whatever is asked.\n"
+      "A client silent for 5 s, or slower than --request-timeout to send a whole request\n"
+      "(however steadily it trickles), is disconnected; a handler's own time is not counted.\n"
       "Examples:\n"
       "  queuectl serve                           (then open http://127.0.0.1:8080/)\n"
       "  queuectl serve --listen 127.0.0.1:0 --allow-writes\n"
@@ -73,6 +80,10 @@ void setup_serve(CLI::App& app, Context& ctx) {
     const Duration refresh = Duration::parse(o->refresh, "--refresh");
     if (refresh.ms() < 200) throw UsageError("--refresh " + o->refresh + " is under 200ms");
     o->serve.refresh_ms = static_cast<int>(std::min<std::int64_t>(refresh.ms(), 3600000));
+    const Duration request = Duration::parse(o->request_timeout, "--request-timeout");
+    if (request.ms() < 1000 || request.ms() > 3600000)
+      throw UsageError("--request-timeout " + o->request_timeout + " is not between 1s and 1h");
+    o->serve.http.request_timeout_ms = static_cast<int>(request.ms());
     run_serve(ctx, o->serve);
   });
 }

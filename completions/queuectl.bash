@@ -93,7 +93,7 @@ _queuectl_valued() {
         leases) v+=" --expiring-within --older-than --worker --limit" ;;
         groups) v+=" --limit" ;;
         top) v+=" --interval --failures" ;;
-        serve) v+=" --listen --auth-file --tls-cert --tls-key --threads --refresh" ;;
+        serve) v+=" --listen --auth-file --tls-cert --tls-key --threads --refresh --request-timeout" ;;
         retry) v+=" --queue --status --older-than --group-key --error" ;;
         cancel) v+=" --queue --status --group-key --error --batch" ;;
         purge) v+=" --older-than --status --batch" ;;
@@ -139,7 +139,7 @@ _queuectl_options() {
         groups) printf '%s' "--blocked --limit" ;;
         stats) printf '%s' "--exact" ;;
         top) printf '%s' "--once --interval --failures" ;;
-        serve) printf '%s' "--listen --allow-writes --read-only --auth-file --tls-cert --tls-key --threads --refresh --hash-password" ;;
+        serve) printf '%s' "--listen --allow-writes --read-only --auth-file --tls-cert --tls-key --threads --refresh --request-timeout --hash-password" ;;
         retry) printf '%s' "--queue --status --older-than --group-key --error" ;;
         cancel) printf '%s' "--force --queue --status --group-key --error --batch" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;

@@ -50,7 +50,7 @@ function __queuectl_valued
         case top
             set -a v --interval --failures
         case serve
-            set -a v --listen --auth-file --tls-cert --tls-key --threads --refresh
+            set -a v --listen --auth-file --tls-cert --tls-key --threads --refresh --request-timeout
         case retry
             set -a v --queue --status --older-than --group-key --error
         case cancel
@@ -429,6 +429,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from serve' -l tls-cert -r -F -d
 complete -c queuectl -n '__fish_seen_subcommand_from serve' -l tls-key -r -F -d '... and this PEM private key'
 complete -c queuectl -n '__fish_seen_subcommand_from serve' -l threads -x -d 'Requests served at once (default 8)'
 complete -c queuectl -n '__fish_seen_subcommand_from serve' -l refresh -x -d 'How often the page refreshes (default 2s)'
+complete -c queuectl -n '__fish_seen_subcommand_from serve' -l request-timeout -x -d 'Close a connection slower than this to send a request or read an answer (default 30s)'
 complete -c queuectl -n '__fish_seen_subcommand_from serve' -l hash-password -d 'Read a password on stdin, print its bcrypt hash for --auth-file'
 # retry
 complete -c queuectl -n '__fish_seen_subcommand_from retry' -l queue -x -a '(__queuectl_queues)' -d 'Every failed job of this queue, instead of ids'

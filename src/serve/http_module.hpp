@@ -39,8 +39,12 @@ struct HttpServerConfig {
   int threads = 8;                   // requests served at once; the rest wait their turn
   std::size_t max_body = 64 * 1024;  // a larger request body: 413
   std::size_t max_headers = 100;     // more header lines: 431
-  int timeout_seconds = 5;           // a client slower than this to send or read: closed
-  std::string tls_cert, tls_key;     // both set: HTTPS
+  int timeout_seconds = 5;           // a client silent this long while sending or reading: closed
+  // A connection that takes longer than this to send a request, or to read an answer and
+  // send the next, is closed however steadily it trickles (time spent in the handler is
+  // not counted).
+  int request_timeout_ms = 30000;
+  std::string tls_cert, tls_key;  // both set: HTTPS
 };
 
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;

@@ -6,6 +6,9 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -333,6 +336,55 @@ TEST_CASE("serve: a 10 MB body or 10,000 header lines are refused, and it serves
   auto after = httplib::Client(serve.url()).Get("/api/stats");
   REQUIRE(after);
   CHECK(after->status == 200);
+  CHECK(serve.stop() == 0);
+}
+
+TEST_CASE("serve: a client that trickles its request is cut off after --request-timeout") {
+  FreshDatabase fixture;
+  ServeProcess serve(fixture.url(), {"--threads", "2", "--request-timeout", "2s"});
+  // More trickling clients than threads, each sending a byte every 300 ms: never silent long
+  // enough for the per-read timeout (5 s), so only the whole-request deadline ends them.
+  constexpr int kClients = 3;
+  std::atomic<bool> stop{false};
+  std::atomic<int> cut_off{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i)
+    clients.emplace_back([&] {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<std::uint16_t>(serve.port()));
+      inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        close(fd);
+        return;
+      }
+      const std::string start = "GET /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+      send(fd, start.data(), start.size(), MSG_NOSIGNAL);
+      // Up to 25 s of trickle: far past the deadline, and past the probe's own timeout.
+      for (int tick = 0; tick < 80 && !stop; ++tick) {
+        char byte = 0;
+        const ssize_t got = recv(fd, &byte, 1, MSG_DONTWAIT);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+            send(fd, "a", 1, MSG_NOSIGNAL) < 0) {
+          ++cut_off;  // the server closed it
+          break;
+        }
+        sleep_ms(300);
+      }
+      close(fd);
+    });
+  sleep_ms(500);  // the tricklers hold both threads, and one more waits its turn
+  httplib::Client probe(serve.url());
+  probe.set_read_timeout(15, 0);
+  auto res = probe.Get("/api/session");
+  // Each trickler is cut off in the end (every 300 ms a check; 25 s at most each).
+  CHECK(wait_until([&] { return cut_off.load() == kClients; }, 30000));
+  stop = true;
+  for (auto& t : clients) t.join();
+  REQUIRE_MESSAGE(res, "no answer while the tricklers held the threads\n" << serve.log());
+  CHECK(res->status == 200);
+  CHECK(cut_off == kClients);
   CHECK(serve.stop() == 0);
 }
 
