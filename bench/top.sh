@@ -24,6 +24,8 @@
 #            the failed jobs' index; and `list --status failed,canceled`, the same page
 #            through the general listing, which reads the history in id order
 #            (failed,canceled: two statuses take it; there are no canceled jobs)
+#   small    queuectl list small (every status of a queue of 3 ready jobs enqueued after
+#            the rest: the jobs view of one queue with no status chosen)
 # and reports ms per run and ratios: top against version and against claim; stats and
 # exact against claim; the overview against stats (issue 32: the web view on a large table). Medians of the rounds go to the table. Nothing asserts a time: the machine is
 # shared and noisy.
@@ -128,6 +130,7 @@ SQL
       ;;
   esac
   "$Q" --db "${URL[$1]}" claim q1 --limit 20 --worker bench-worker >/dev/null
+  for _ in 1 2 3; do "$Q" --db "${URL[$1]}" -q enqueue small >/dev/null; done
 }
 
 for b in $BACKENDS; do
@@ -151,8 +154,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 overview() { curl -sf "$1/api/stats" >/dev/null && curl -sf "$1/api/top" >/dev/null; }
 
 echo
-echo "| backend | version ms | claim ms | top --once ms | stats ms | stats --exact ms | overview ms | list failed ms | list failed,canceled ms | top / claim | stats / claim | exact / claim | overview / stats | list / claim |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| backend | version ms | claim ms | top --once ms | stats ms | stats --exact ms | overview ms | list failed ms | list failed,canceled ms | list small ms | top / claim | stats / claim | exact / claim | overview / stats | list / claim | small / claim |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for b in $BACKENDS; do
   u=${URL[$b]}
   "$Q" --db "$u" serve --listen 127.0.0.1:0 2>"$TMP/serve-$b.log" &
@@ -161,7 +164,7 @@ for b in $BACKENDS; do
   web=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve-$b.log")
   "$Q" --db "$u" top --once >/dev/null  # warm the caches once
   overview "$web"
-  v=() c=() t=() s=() e=() o=() l=() g=() tc=() sc=() ec=() os=() lc=()
+  v=() c=() t=() s=() e=() o=() l=() g=() m=() tc=() sc=() ec=() os=() lc=() mc=()
   for ((r = 1; r <= ROUNDS; r++)); do
     vr=$(per_run_ms "$Q" --version)
     cr=$(per_run_ms "$Q" --db "$u" claim none)
@@ -171,12 +174,13 @@ for b in $BACKENDS; do
     or=$(per_run_ms overview "$web")
     lr=$(per_run_ms "$Q" --db "$u" list --status failed)
     gr=$(per_run_ms "$Q" --db "$u" list --status failed,canceled)
-    echo "round=$r backend=$b version=$vr claim=$cr top=$tr stats=$sr exact=$er overview=$or list=$lr general=$gr" >&2
-    v+=("$vr") c+=("$cr") t+=("$tr") s+=("$sr") e+=("$er") o+=("$or") l+=("$lr") g+=("$gr")
-    lc+=("$(ratio "$lr" "$cr")")
+    mr=$(per_run_ms "$Q" --db "$u" list small)
+    echo "round=$r backend=$b version=$vr claim=$cr top=$tr stats=$sr exact=$er overview=$or list=$lr general=$gr small=$mr" >&2
+    v+=("$vr") c+=("$cr") t+=("$tr") s+=("$sr") e+=("$er") o+=("$or") l+=("$lr") g+=("$gr") m+=("$mr")
+    lc+=("$(ratio "$lr" "$cr")") mc+=("$(ratio "$mr" "$cr")")
     tc+=("$(ratio "$tr" "$cr")") sc+=("$(ratio "$sr" "$cr")") ec+=("$(ratio "$er" "$cr")")
     os+=("$(ratio "$or" "$sr")")
   done
   kill "$serve_pid"; wait "$serve_pid" || true
-  echo "| $b | $(median "${v[@]}") | $(median "${c[@]}") | $(median "${t[@]}") | $(median "${s[@]}") | $(median "${e[@]}") | $(median "${o[@]}") | $(median "${l[@]}") | $(median "${g[@]}") | $(median "${tc[@]}")x | $(median "${sc[@]}")x | $(median "${ec[@]}")x | $(median "${os[@]}")x | $(median "${lc[@]}")x |"
+  echo "| $b | $(median "${v[@]}") | $(median "${c[@]}") | $(median "${t[@]}") | $(median "${s[@]}") | $(median "${e[@]}") | $(median "${o[@]}") | $(median "${l[@]}") | $(median "${g[@]}") | $(median "${m[@]}") | $(median "${tc[@]}")x | $(median "${sc[@]}")x | $(median "${ec[@]}")x | $(median "${os[@]}")x | $(median "${lc[@]}")x | $(median "${mc[@]}")x |"
 done

@@ -421,21 +421,29 @@ function drawSchedules(section, err) {
 function viewJobs(root, r) {
   const p = r.params, queue = p.get('queue') || '', status = p.get('status') || '', newest = p.get('newest_first') === '1';
   const groupKey = p.get('group_key') || '', errorText = p.get('error') || '';
-  const cursor = (newest ? p.get('before') : p.get('after')) || '';
+  // An id range: ids above `after` and below `before`. Paging moves the bound on the side
+  // it pages from (after, oldest first; before, newest first) and keeps the other.
+  const after = p.get('after') || '', before = p.get('before') || '';
+  const cursor = newest ? before : after;
   const filters = { newest_first: newest ? '1' : '', group_key: groupKey, error: errorText };
+  const fixedBound = newest ? { after } : { before };
   const statusSel = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any status'),
     STATUSES.concat(status && !STATUSES.includes(status) ? [status] : []).map((s) => h('option', { value: s, selected: s === status }, s)));
   const queueIn = h('input', { id: 'filter-queue', name: 'queue', value: queue, list: 'queue-names', placeholder: 'all queues', autocomplete: 'off' });
   const newestIn = h('input', { type: 'checkbox', id: 'filter-newest', checked: newest });
   const groupIn = h('input', { id: 'filter-group', name: 'group_key', value: groupKey, placeholder: 'exactly', autocomplete: 'off' });
   const errorIn = h('input', { id: 'filter-error', name: 'error', value: errorText, placeholder: 'contains (case-sensitive)', autocomplete: 'off' });
+  const afterIn = h('input', { id: 'filter-after', name: 'after', value: after, placeholder: 'id', inputmode: 'numeric', size: 10, autocomplete: 'off' });
+  const beforeIn = h('input', { id: 'filter-before', name: 'before', value: before, placeholder: 'id', inputmode: 'numeric', size: 10, autocomplete: 'off' });
   const form = h('form', { class: 'filters' },
     h('label', {}, 'Queue', queueIn), h('label', {}, 'Status', statusSel),
     h('label', {}, 'Group key', groupIn), h('label', {}, 'Error text', errorIn),
+    h('label', {}, 'Ids above', afterIn), h('label', {}, 'below', beforeIn),
     h('label', { class: 'check' }, newestIn, 'newest first'), h('button', { type: 'submit' }, 'Apply'));
-  // Writes on, one queue named, a status cancel takes (or none: ready and failed): cancel
-  // every job the filter names, on the server, a batch at a time (`cancel --queue`).
-  const cancelable = ['', 'ready', 'waiting', 'failed'].includes(status);
+  // Writes on, one queue named, a status cancel takes (or none: ready and failed), no id
+  // range (`cancel` takes none; a page after the first has one): cancel every job the
+  // filter names, on the server, a batch at a time (`cancel --queue`).
+  const cancelable = ['', 'ready', 'waiting', 'failed'].includes(status) && !after && !before;
   const cancelAll = queue && cancelable ? actionButton('cancel-matching', 'Cancel all matching', (b) => {
     const body = { queue };
     if (status) body.status = status;
@@ -450,7 +458,7 @@ function viewJobs(root, r) {
   const tbody = h('tbody');
   const nextBtn = h('button', { type: 'button', disabled: true }, 'Next page');
   const pager = h('div', { class: 'toolbar' },
-    cursor ? h('a', { href: jobsHref(queue, status, filters) }, 'First page') : null, nextBtn, cancelAll);
+    cursor ? h('a', { href: jobsHref(queue, status, Object.assign({}, filters, fixedBound)) }, 'First page') : null, nextBtn, cancelAll);
   root.append(toolbar('Jobs'), form, note, wrap(h('table', { id: 'jobs' },
     thead([['id', 'ID', 'num'], ['queue', 'Queue'], ['status', 'Status'], ['attempts', 'Attempts', 'num'],
       ['run_at', 'Run at'], ['group_key', 'Group'], ['last_error', 'Last error']]), tbody)), pager);
@@ -459,11 +467,11 @@ function viewJobs(root, r) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const to = jobsHref(queueIn.value.trim(), statusSel.value, { newest_first: newestIn.checked ? '1' : '',
-      group_key: groupIn.value.trim(), error: errorIn.value });
+      group_key: groupIn.value.trim(), error: errorIn.value, after: afterIn.value.trim(), before: beforeIn.value.trim() });
     if (location.hash === to) tick(); else location.hash = to;
   });
   nextBtn.addEventListener('click', () => {
-    if (next) location.hash = jobsHref(queue, status, Object.assign({}, filters, newest ? { before: next } : { after: next }));
+    if (next) location.hash = jobsHref(queue, status, Object.assign({}, filters, fixedBound, newest ? { before: next } : { after: next }));
   });
   const draw = () => {
     setRows(tbody, rows.map((j) => h('tr', { 'data-job-id': j.id },
@@ -483,7 +491,7 @@ function viewJobs(root, r) {
   return async () => {
     const q = new URLSearchParams({ limit: '100' });
     for (const [k, v] of [['queue', queue], ['status', status], ['newest_first', newest ? '1' : ''],
-      ['group_key', groupKey], ['error', errorText], [newest ? 'before' : 'after', cursor]]) if (v) q.set(k, v);
+      ['group_key', groupKey], ['error', errorText], ['after', after], ['before', before]]) if (v) q.set(k, v);
     const res = await api('/api/jobs?' + q.toString());
     rows = Array.isArray(res.data) ? res.data : [];
     next = res.headers.get('X-Queuectl-Next');

@@ -37,7 +37,6 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
   std::vector<Job> jobs;
   db_.retrying([&] {
     std::string queue = f.queue.value_or("");
-    soci::indicator queue_ind = f.queue ? soci::i_ok : soci::i_null;
     int mask = 0;
     for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
     if (f.statuses.empty()) mask = 0x1f;
@@ -46,43 +45,37 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
     int limit = f.limit;
     int ready_now = f.ready_now ? 1 : 0, waiting = f.waiting ? 1 : 0;
     std::string group = f.group_key.value_or(""), error = f.error_text.value_or("");
-    soci::indicator group_ind = f.group_key ? soci::i_ok : soci::i_null;
-    soci::indicator error_ind = f.error_text ? soci::i_ok : soci::i_null;
-    // One status: through the index that holds it alone (db/dialects/list_sql.hpp).
+    // One status: through the index that holds it alone; else the general listing
+    // (db/dialects/list_sql.hpp).
+    ListingShape shape;
+    shape.by_queue = f.queue.has_value();
+    shape.newest_first = f.newest_first;
+    shape.by_group = f.group_key.has_value();
+    shape.by_error = f.error_text.has_value();
     std::optional<std::string> one;
     if (f.statuses.size() == 1) {
-      OneStatusListing shape;
       shape.status = f.statuses.front();
-      shape.by_queue = f.queue.has_value();
-      shape.newest_first = f.newest_first;
-      shape.by_group = f.group_key.has_value();
-      shape.by_error = f.error_text.has_value();
       one = list_one_status_sql(db_.dialect().backend(), db_.sql().job_columns, shape);
     }
-    if (one) {
-      jobs = fetch_jobs(db_.session(), *one, [&](soci::statement& st) {
-        if (f.queue) st.exchange(use(queue, "queue"));
-        if (f.statuses.front() == Status::ready) {
-          st.exchange(use(waiting, "waiting"));
-          st.exchange(use(ready_now, "ready_now"));
-        }
-        if (f.group_key) st.exchange(use(group, "group_key"));
-        if (f.error_text) st.exchange(use(error, "error"));
-        st.exchange(use(after, "after"));
-        st.exchange(use(before, "before"));
-        st.exchange(use(limit, "limit"));
-      });
-      return;
+    if (!one && f.queue && db_.dialect().backend() == Backend::sqlite) {
+      long long rows = 0;
+      int cap = kSmallQueueRows;
+      db_.session() << sqlite_queue_rows_sql(), use(queue, "queue"), use(cap, "cap"),
+          soci::into(rows);
+      shape.small_queue = rows < kSmallQueueRows;
     }
-    const std::string& sql =
-        f.newest_first ? db_.sql().listing.list_jobs_newest : db_.sql().listing.list_jobs;
+    const bool ready_listed = one ? shape.status == Status::ready : true;
+    const std::string sql =
+        one ? *one : list_jobs_sql(db_.dialect().backend(), db_.sql().job_columns, shape);
     jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
-      st.exchange(use(queue, queue_ind, "queue"));
-      st.exchange(use(group, group_ind, "group_key"));
-      st.exchange(use(error, error_ind, "error"));
-      st.exchange(use(mask, "status_mask"));
-      st.exchange(use(ready_now, "ready_now"));
-      st.exchange(use(waiting, "waiting"));
+      if (!one) st.exchange(use(mask, "status_mask"));
+      if (f.queue) st.exchange(use(queue, "queue"));
+      if (ready_listed) {
+        st.exchange(use(waiting, "waiting"));
+        st.exchange(use(ready_now, "ready_now"));
+      }
+      if (f.group_key) st.exchange(use(group, "group_key"));
+      if (f.error_text) st.exchange(use(error, "error"));
       st.exchange(use(after, "after"));
       st.exchange(use(before, "before"));
       st.exchange(use(limit, "limit"));

@@ -165,16 +165,8 @@ struct FinishStatements {
   GuardedWrite release;  // :id :token
 };
 
-// `list` and `stats`.
+// `stats` (the listings of `list` are built by db/dialects/list_sql.hpp).
 struct ListingStatements {
-  // Listing: :queue (NULL for all) :status_mask (bit per status) :after :limit.
-  // :queue (NULL: all), :status_mask (bit 1 << status), :ready_now and :waiting (1 or 0:
-  // whether ready rows that are due or scheduled, and those waiting for parents, are
-  // listed), :after, :limit -> job columns, by id.
-  std::string list_jobs;
-  // The same, newest first: id < :before (instead of :after), in descending id order.
-  std::string list_jobs_newest;
-
   // Stats, grouped by queue.
   // -> queue, ready_now, scheduled, oldest_ready_age_seconds, waiting (for parents)
   std::string stats_ready;

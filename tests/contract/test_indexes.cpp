@@ -284,6 +284,35 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
     check_plan(plan, names.leases);
   }
   {
+    INFO("lease_summary (the workers view), all leases");
+    long long far_ms = 9'000'000'000'000LL;
+    int with_unleased = 1;
+    Plan plan = explain(fx.db(), q.leases.lease_summary, [&](soci::statement& st) {
+      st.exchange(soci::use(null_text, null_ind, "queue"));
+      st.exchange(soci::use(null_text, null_ind, "worker"));
+      st.exchange(soci::use(leased, "leased"));
+      st.exchange(soci::use(far_ms, "within_ms"));
+      st.exchange(soci::use(with_unleased, "unleased"));
+      st.exchange(soci::use(older_ms, "older_ms"));
+    });
+    check_plan(plan, names.leases);
+  }
+  {
+    // The groups view of a queue whose 100,000 done jobs must not be read.
+    INFO("groups.list of q");
+    std::string queue = "q";
+    int blocked_only = 0;
+    Plan plan = explain(fx.db(), q.groups.list, [&](soci::statement& st) {
+      st.exchange(soci::use(queue, "queue"));
+      st.exchange(soci::use(blocked_only, "blocked_only"));
+      st.exchange(soci::use(batch, "limit"));
+    });
+    INFO(plan.text);
+    CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
+    if (is_mysql()) CHECK(plan.rows_examined < 1000);
+    if (is_sqlite()) CHECK(plan.text.find("SCAN job_queue\n") == std::string::npos);
+  }
+  {
     INFO("reap_unleased_pick");
     Plan plan = explain(fx.db(), q.leases.reap_unleased_pick, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
@@ -467,7 +496,7 @@ TEST_CASE("list of one status reads that status' index among 100,000 done jobs")
     for (const bool by_queue : {true, false})
       for (const bool newest : {false, true})
         for (const bool filtered : {false, true}) {  // by group key and error text
-          OneStatusListing shape;
+          ListingShape shape;
           shape.status = status;
           shape.by_queue = by_queue;
           shape.newest_first = newest;
@@ -499,6 +528,50 @@ TEST_CASE("list of one status reads that status' index among 100,000 done jobs")
           if (is_mysql()) CHECK(plan.rows_examined < 1000);
           if (is_sqlite()) CHECK(plan.text.find("SCAN job_queue\n") == std::string::npos);
         }
+  // Every status of a small queue ("other": 5 ready jobs, after the 100,000 done in q):
+  // the general listing reads that queue's rows by an index on the queue, never every job
+  // in id order.
+  for (const bool newest : {false, true}) {
+    ListingShape shape;
+    shape.by_queue = true;
+    shape.newest_first = newest;
+    shape.small_queue = true;  // as JobRepository::list finds it on SQLite (checked below)
+    std::string queue = "other";
+    int mask = 0x1f, flag = 1, limit = 100;
+    long long after = 0, before = 1000000000;
+    Plan plan = explain(fx.db(), list_jobs_sql(backend, fx.db().sql().job_columns, shape),
+                        [&](soci::statement& st) {
+                          st.exchange(soci::use(mask, "status_mask"));
+                          st.exchange(soci::use(queue, "queue"));
+                          st.exchange(soci::use(flag, "waiting"));
+                          st.exchange(soci::use(flag, "ready_now"));
+                          st.exchange(soci::use(after, "after"));
+                          st.exchange(soci::use(before, "before"));
+                          st.exchange(soci::use(limit, "limit"));
+                        });
+    INFO("every status of other" << (newest ? ", newest first" : "") << ":\n" << plan.text);
+    CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
+    CHECK(plan.text.find("job_queue_pkey") == std::string::npos);
+    if (is_mysql()) CHECK(plan.rows_examined < 1000);
+    if (is_sqlite()) {
+      CHECK(plan.text.find("SCAN job_queue") == std::string::npos);
+      CHECK(plan.text.find("PRIMARY KEY") == std::string::npos);
+    }
+  }
+  if (is_sqlite()) {  // the probe that tells a small queue: an index range, at most the cap
+    std::string queue = "other";
+    int cap = kSmallQueueRows;
+    Plan plan = explain(fx.db(), sqlite_queue_rows_sql(), [&](soci::statement& st) {
+      st.exchange(soci::use(queue, "queue"));
+      st.exchange(soci::use(cap, "cap"));
+    });
+    INFO(plan.text);
+    CHECK(plan.text.find("job_queue_dedupe (queue=?)") != std::string::npos);
+    long long rows = 0;
+    fx.db().session() << sqlite_queue_rows_sql(), soci::use(queue, "queue"), soci::use(cap, "cap"),
+        soci::into(rows);
+    CHECK(rows == 5);
+  }
   // Canceled jobs of one queue: on SQLite through the finished index, seeking to the status
   // (a range from `status >= 2` would read the queue's 100,000 done entries).
   exec(fx.db(),
@@ -508,7 +581,7 @@ TEST_CASE("list of one status reads that status' index among 100,000 done jobs")
            ")");
   analyze(fx.db());
   {
-    OneStatusListing shape;
+    ListingShape shape;
     shape.status = Status::canceled;
     shape.by_queue = true;
     const auto sql = list_one_status_sql(backend, fx.db().sql().job_columns, shape);

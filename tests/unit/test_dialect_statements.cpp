@@ -83,8 +83,6 @@ TEST_CASE("dialect statements: what every backend runs is there") {
     check_guarded("finish.extend", s.finish.extend, d);
     check_guarded("finish.release", s.finish.release, d);
 
-    check_text("listing.list_jobs", s.listing.list_jobs);
-    check_text("listing.list_jobs_newest", s.listing.list_jobs_newest);
     check_text("listing.stats_ready", s.listing.stats_ready);
     check_text("listing.stats_processing", s.listing.stats_processing);
     check_text("listing.stats_finished", s.listing.stats_finished);

@@ -29,19 +29,74 @@ std::string index_for(Backend backend, Status status, bool by_queue) {
   return "";
 }
 
+// A job waiting for others (enqueue --after) has this sentinel run_at.
+const char* waiting_sentinel(Backend backend) {
+  return backend == Backend::postgresql ? "TIMESTAMPTZ '9999-12-31 00:00:00+00'"
+         : backend == Backend::mysql    ? "TIMESTAMP'2038-01-19 03:14:07.999999'"
+                                        : "'9999-12-31 00:00:00.000'";
+}
+
+// :name as the backend wants it: CAST on PostgreSQL (see postgresql_sql.hpp).
+std::string bound(Backend backend, const char* name, const char* type) {
+  return backend == Backend::postgresql ? std::string("CAST(:") + name + " AS " + type + ")"
+                                        : std::string(":") + name;
+}
+
+// The filters every listing shares: group key, error text, the id range, the order.
+std::string filters_and_order(Backend backend, const ListingShape& shape) {
+  std::string sql;
+  if (shape.by_group) sql += " AND group_key = " + bound(backend, "group_key", "text");
+  if (shape.by_error) {
+    const std::string text = bound(backend, "error", "text");
+    sql += backend == Backend::postgresql ? " AND strpos(last_error, " + text + ") > 0"
+           : backend == Backend::mysql    ? " AND LOCATE(" + text + ", last_error) > 0"
+                                          : " AND instr(last_error, " + text + ") > 0";
+  }
+  sql += " AND id > " + bound(backend, "after", "bigint") + " AND id < " +
+         bound(backend, "before", "bigint");
+  sql += shape.newest_first ? " ORDER BY id DESC" : " ORDER BY id";
+  sql += " LIMIT " + bound(backend, "limit", "integer");
+  return sql;
+}
+
 }  // namespace
 
+std::string sqlite_queue_rows_sql() {
+  return "SELECT COUNT(*) FROM (SELECT 1 FROM job_queue INDEXED BY job_queue_dedupe"
+         " WHERE queue = :queue LIMIT :cap)";
+}
+
+std::string list_jobs_sql(Backend backend, const std::string& columns, const ListingShape& shape) {
+  std::string sql = "SELECT " + columns + " FROM job_queue";
+  if (backend == Backend::sqlite && shape.by_queue && shape.small_queue)
+    sql += " INDEXED BY job_queue_dedupe";
+  const std::string ready_now = bound(backend, "ready_now", "integer");
+  const std::string waiting = bound(backend, "waiting", "integer");
+  if (backend == Backend::postgresql) {
+    // The mask as status = ANY (ARRAY[...]) from a one-row subquery, which the planner
+    // folds to the bound statuses and can estimate (postgresql_sql.hpp says why).
+    sql +=
+        ", (SELECT CAST(:status_mask AS integer) AS m) a WHERE status = ANY (ARRAY["
+        "CASE WHEN a.m & 1 <> 0 THEN 0 END, CASE WHEN a.m & 2 <> 0 THEN 1 END, "
+        "CASE WHEN a.m & 4 <> 0 THEN 2 END, CASE WHEN a.m & 8 <> 0 THEN 3 END, "
+        "CASE WHEN a.m & 16 <> 0 THEN 4 END])";
+  } else {
+    sql += " WHERE ((:status_mask >> status) & 1) = 1";
+  }
+  sql += std::string(" AND (status <> 0 OR CASE WHEN run_at >= ") + waiting_sentinel(backend) +
+         " THEN " + waiting + " ELSE " + ready_now + " END = 1)";
+  if (shape.by_queue) sql += " AND queue = " + bound(backend, "queue", "text");
+  return sql + filters_and_order(backend, shape);
+}
+
 std::optional<std::string> list_one_status_sql(Backend backend, const std::string& columns,
-                                               const OneStatusListing& shape) {
+                                               const ListingShape& shape) {
   const Status status = shape.status;
   const bool by_queue = shape.by_queue;
   if (status == Status::done) return std::nullopt;
   const bool pg = backend == Backend::postgresql;
   const std::string index = index_for(backend, status, by_queue);
   if (!pg && index.empty()) return std::nullopt;
-  auto bound = [pg](const char* name, const char* type) {
-    return pg ? std::string("CAST(:") + name + " AS " + type + ")" : std::string(":") + name;
-  };
   std::string sql = "SELECT " + columns + " FROM job_queue";
   if (backend == Backend::mysql) sql += " FORCE INDEX (" + index + ")";
   if (backend == Backend::sqlite) sql += " INDEXED BY " + index;
@@ -52,26 +107,12 @@ std::optional<std::string> list_one_status_sql(Backend backend, const std::strin
     sql += " WHERE likelihood(" + equal + ", 0.001) AND status >= 2";
   else
     sql += " WHERE " + equal;
-  if (by_queue) sql += " AND queue = " + bound("queue", "text");
-  if (status == Status::ready) {
-    // A job waiting for others (enqueue --after) has the sentinel run_at.
-    const char* sentinel = pg                          ? "TIMESTAMPTZ '9999-12-31 00:00:00+00'"
-                           : backend == Backend::mysql ? "TIMESTAMP'2038-01-19 03:14:07.999999'"
-                                                       : "'9999-12-31 00:00:00.000'";
-    sql += std::string(" AND CASE WHEN run_at >= ") + sentinel + " THEN " +
-           bound("waiting", "integer") + " ELSE " + bound("ready_now", "integer") + " END = 1";
-  }
-  if (shape.by_group) sql += " AND group_key = " + bound("group_key", "text");
-  if (shape.by_error) {
-    const std::string text = bound("error", "text");
-    sql += pg                          ? " AND strpos(last_error, " + text + ") > 0"
-           : backend == Backend::mysql ? " AND LOCATE(" + text + ", last_error) > 0"
-                                       : " AND instr(last_error, " + text + ") > 0";
-  }
-  sql += " AND id > " + bound("after", "bigint") + " AND id < " + bound("before", "bigint");
-  sql += shape.newest_first ? " ORDER BY id DESC" : " ORDER BY id";
-  sql += " LIMIT " + bound("limit", "integer");
-  return sql;
+  if (by_queue) sql += " AND queue = " + bound(backend, "queue", "text");
+  if (status == Status::ready)
+    sql += std::string(" AND CASE WHEN run_at >= ") + waiting_sentinel(backend) + " THEN " +
+           bound(backend, "waiting", "integer") + " ELSE " +
+           bound(backend, "ready_now", "integer") + " END = 1";
+  return sql + filters_and_order(backend, shape);
 }
 
 }  // namespace queuectl

@@ -7,33 +7,8 @@
 
 namespace queuectl::mysql_sql {
 
-ListingStatements make_listing(const std::string& cols) {
+ListingStatements make_listing() {
   ListingStatements s;
-  s.list_jobs = "SELECT " + cols + R"(
-      FROM job_queue
-     WHERE queue = COALESCE(:queue, queue)
-       AND group_key <=> COALESCE(:group_key, group_key)
-       AND LOCATE(COALESCE(:error, ''), COALESCE(last_error, '')) > 0
-       AND ((:status_mask >> status) & 1) = 1
-       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMP'2038-01-19 03:14:07.999999'
-                                THEN :waiting ELSE :ready_now END = 1)
-       AND id > :after
-       AND id < :before
-     ORDER BY id
-     LIMIT :limit)";
-  s.list_jobs_newest = "SELECT " + cols + R"(
-      FROM job_queue
-     WHERE queue = COALESCE(:queue, queue)
-       AND group_key <=> COALESCE(:group_key, group_key)
-       AND LOCATE(COALESCE(:error, ''), COALESCE(last_error, '')) > 0
-       AND ((:status_mask >> status) & 1) = 1
-       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMP'2038-01-19 03:14:07.999999'
-                                THEN :waiting ELSE :ready_now END = 1)
-       AND id > :after
-       AND id < :before
-     ORDER BY id DESC
-     LIMIT :limit)";
-
   // Ready rows per queue. The derived table lists the queues with a loose index scan
   // ("Using index for group-by", a few reads per queue), and the join reads each queue's
   // ready rows from the claim index (ref on queue, status = 0), so that finished jobs,

@@ -7,45 +7,8 @@
 
 namespace queuectl::postgresql_sql {
 
-ListingStatements make_listing(const std::string& cols) {
+ListingStatements make_listing() {
   ListingStatements s;
-  s.list_jobs = "SELECT " + cols + R"(
-      FROM job_queue,
-           (SELECT CAST(:queue AS text) AS arg_queue,
-                   CAST(:status_mask AS integer) AS arg_mask,
-                   CAST(:ready_now AS integer) AS arg_ready,
-                   CAST(:waiting AS integer) AS arg_waiting,
-                   CAST(:group_key AS text) AS arg_group,
-                   CAST(:error AS text) AS arg_error) a
-     WHERE (a.arg_queue IS NULL OR queue = a.arg_queue)
-       AND (a.arg_group IS NULL OR group_key = a.arg_group)
-       AND (a.arg_error IS NULL OR strpos(last_error, a.arg_error) > 0)
-       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
-       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMPTZ '9999-12-31 00:00:00+00'
-                                THEN a.arg_waiting ELSE a.arg_ready END = 1)
-       AND id > CAST(:after AS bigint)
-       AND id < CAST(:before AS bigint)
-     ORDER BY id
-     LIMIT CAST(:limit AS integer))";
-  s.list_jobs_newest = "SELECT " + cols + R"(
-      FROM job_queue,
-           (SELECT CAST(:queue AS text) AS arg_queue,
-                   CAST(:status_mask AS integer) AS arg_mask,
-                   CAST(:ready_now AS integer) AS arg_ready,
-                   CAST(:waiting AS integer) AS arg_waiting,
-                   CAST(:group_key AS text) AS arg_group,
-                   CAST(:error AS text) AS arg_error) a
-     WHERE (a.arg_queue IS NULL OR queue = a.arg_queue)
-       AND (a.arg_group IS NULL OR group_key = a.arg_group)
-       AND (a.arg_error IS NULL OR strpos(last_error, a.arg_error) > 0)
-       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
-       AND (status <> 0 OR CASE WHEN run_at >= TIMESTAMPTZ '9999-12-31 00:00:00+00'
-                                THEN a.arg_waiting ELSE a.arg_ready END = 1)
-       AND id > CAST(:after AS bigint)
-       AND id < CAST(:before AS bigint)
-     ORDER BY id DESC
-     LIMIT CAST(:limit AS integer))";
-
   // Served by the claim index (status = 0), which an index-only scan can answer.
   s.stats_ready = R"(
     SELECT queue,

@@ -101,7 +101,7 @@ Statements make_statements();
 EnqueueStatements make_enqueue(const std::string& cols);
 ClaimStatements make_claim();
 FinishStatements make_finish(const std::string& cols);
-ListingStatements make_listing(const std::string& cols);
+ListingStatements make_listing();
 TopStatements make_top();
 GroupStatements make_groups();
 ScheduleStatements make_schedules();

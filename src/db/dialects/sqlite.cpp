@@ -23,7 +23,7 @@ Statements make_statements() {
   s.enqueue = make_enqueue(cols);
   s.claim = make_claim(cols);
   s.finish = make_finish(cols);
-  s.listing = make_listing(cols);
+  s.listing = make_listing();
   s.top = make_top();
   s.leases = make_leases(cols);
   s.admin = make_admin();

@@ -6,33 +6,8 @@
 
 namespace queuectl::sqlite_sql {
 
-ListingStatements make_listing(const std::string& cols) {
+ListingStatements make_listing() {
   ListingStatements s;
-  s.list_jobs = "SELECT " + cols + R"(
-      FROM job_queue
-     WHERE queue = COALESCE(:queue, queue)
-       AND (:group_key IS NULL OR group_key = :group_key)
-       AND (:error IS NULL OR instr(last_error, :error) > 0)
-       AND ((:status_mask >> status) & 1) = 1
-       AND (status <> 0 OR CASE WHEN run_at >= '9999-12-31 00:00:00.000'
-                                THEN :waiting ELSE :ready_now END = 1)
-       AND id > :after
-       AND id < :before
-     ORDER BY id
-     LIMIT :limit)";
-  s.list_jobs_newest = "SELECT " + cols + R"(
-      FROM job_queue
-     WHERE queue = COALESCE(:queue, queue)
-       AND (:group_key IS NULL OR group_key = :group_key)
-       AND (:error IS NULL OR instr(last_error, :error) > 0)
-       AND ((:status_mask >> status) & 1) = 1
-       AND (status <> 0 OR CASE WHEN run_at >= '9999-12-31 00:00:00.000'
-                                THEN :waiting ELSE :ready_now END = 1)
-       AND id > :after
-       AND id < :before
-     ORDER BY id DESC
-     LIMIT :limit)";
-
   s.stats_ready = R"(
     SELECT queue,
            SUM(CASE WHEN run_at <= )" QC_NOW R"( THEN 1 ELSE 0 END),
