@@ -37,6 +37,8 @@ void cancel_matching(Context& ctx, const CancelOptions& o) {
       throw UsageError("--status processing needs --force (their workers' ack then exits 3)");
   }
   validate_positive(o.batch, "--batch");
+  // Each id of a batch is one bound value, and PostgreSQL takes at most 65535 of them.
+  if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");
   const Force force = o.force ? Force::yes : Force::no;
   AdminRepository admin(ctx.migrated_db());
   const IdOutcome outcome = change_matching(

@@ -22,8 +22,7 @@ std::vector<std::int64_t> parse_job_ids(const std::vector<std::string>& args) {
   return ids;
 }
 
-void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,
-                    const std::string& hint) {
+Output outcome_output(const IdOutcome& outcome, const std::string& verb, bool every_id) {
   Output out;
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const auto& [id, status] : outcome.skipped)
@@ -33,10 +32,18 @@ void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& v
                   {"not_found", outcome.not_found.size()}, {"not_found_ids", outcome.not_found},
                   {"other_state", outcome.skipped.size()}, {"other_state_jobs", skipped}};
   std::string ids;
-  for (auto id : outcome.changed) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+  if (every_id)
+    for (auto id : outcome.changed) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+  else
+    ids = first_ids(outcome.changed);
   out.lines.push_back(verb + " " + std::to_string(outcome.changed.size()) + " job(s)" +
                       (ids.empty() ? "" : ": " + ids));
-  ctx.print_report(out);
+  return out;
+}
+
+void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,
+                    const std::string& hint) {
+  ctx.print_report(outcome_output(outcome, verb, true));
   // One error line names every id that was not changed: those in another state (exit 1),
   // then those that do not exist (exit 4 when they are the only ones).
   std::string missing;

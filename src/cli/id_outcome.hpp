@@ -16,6 +16,10 @@ std::string first_ids(const std::vector<std::int64_t>& ids);
 // Parses every argument as a job id; throws UsageError at the first bad one.
 std::vector<std::int64_t> parse_job_ids(const std::vector<std::string>& args);
 
+// The report of an outcome (`verb` e.g. "retried"): the JSON document every such report
+// shares, and one line naming every changed id, or the first ten when not `every_id`.
+Output outcome_output(const IdOutcome& outcome, const std::string& verb, bool every_id);
+
 // Prints the outcome (`verb` e.g. "retried"), then throws NotFound when some ids do not
 // exist, or an Error naming the ids whose status did not allow the change and `hint`.
 void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,

@@ -51,14 +51,13 @@ IdOutcome change_matching(
   JobRepository jobs(ctx.migrated_db());
   ProgressLine progress = ctx.progress_line();
   for (;;) {
-    std::vector<std::int64_t> ids;
-    for (const Job& job : jobs.list(filter)) ids.push_back(job.id);
+    const std::vector<std::int64_t> ids = jobs.list_ids(filter);
     if (ids.empty()) break;
     IdOutcome page = change(ids);
     all.changed.insert(all.changed.end(), page.changed.begin(), page.changed.end());
     all.skipped.insert(all.skipped.end(), page.skipped.begin(), page.skipped.end());
-    // A job purged between the page and the change has moved on too.
-    for (std::int64_t id : page.not_found) all.skipped.emplace_back(id, Status::done);
+    // Purged between the page and the change.
+    all.not_found.insert(all.not_found.end(), page.not_found.begin(), page.not_found.end());
     progress.update(verb, static_cast<std::int64_t>(all.changed.size()), std::nullopt, "job(s)");
     if (static_cast<int>(ids.size()) < batch) break;
     filter.after = ids.back();
@@ -67,27 +66,17 @@ IdOutcome change_matching(
 }
 
 void report_matching(Context& ctx, const IdOutcome& outcome, const std::string& verb) {
-  Output out;
-  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
-  for (const auto& [id, status] : outcome.skipped)
-    skipped.push_back({{"id", id}, {"status", std::string(status_name(status))}});
-  out.document = {{verb, outcome.changed.size()},
-                  {verb + "_ids", outcome.changed},
-                  {"not_found", 0},
-                  {"not_found_ids", nlohmann::json::array()},
-                  {"other_state", outcome.skipped.size()},
-                  {"other_state_jobs", skipped}};
-  out.lines.push_back(verb + " " + std::to_string(outcome.changed.size()) + " job(s)" +
-                      (outcome.changed.empty() ? "" : ": " + first_ids(outcome.changed)));
-  ctx.print_report(out);
-  if (!outcome.skipped.empty())
-    ctx.note(std::to_string(outcome.skipped.size()) +
-             " matching job(s) changed state before they could be " + verb + ": " + first_ids([&] {
-               std::vector<std::int64_t> ids;
-               for (const auto& entry : outcome.skipped) ids.push_back(entry.first);
-               return ids;
-             }()) +
-             " (left as they are)");
+  ctx.print_report(outcome_output(outcome, verb, false));
+  if (!outcome.skipped.empty()) {
+    std::vector<std::int64_t> ids;
+    for (const auto& entry : outcome.skipped) ids.push_back(entry.first);
+    ctx.note(std::to_string(ids.size()) + " matching job(s) changed state before they could be " +
+             verb + ": " + first_ids(ids) + " (left as they are)");
+  }
+  if (!outcome.not_found.empty())
+    ctx.note(std::to_string(outcome.not_found.size()) +
+             " matching job(s) were deleted before they could be " + verb + ": " +
+             first_ids(outcome.not_found));
 }
 
 }  // namespace queuectl

@@ -28,12 +28,13 @@ void apply_job_filter(const JobFilterText& text, ListFilter& filter);
 // Changes every job that `filter` lists (oldest first), a page of `batch` ids at a time,
 // each page by `change` in its own transaction, with a progress line on a terminal. A job
 // that left the filter's statuses between its page and the change comes back in the
-// outcome's `skipped`, not as an error: the filter named no job in particular.
+// outcome's `skipped` (`not_found` if deleted), not as an error: the filter named no job
+// in particular. Only ids are read, never payloads.
 IdOutcome change_matching(Context& ctx, ListFilter filter, int batch, const std::string& verb,
                           const std::function<IdOutcome(const std::vector<std::int64_t>&)>& change);
 
-// The report of change_matching: the same document as report_outcome's, and a note on
-// stderr for the jobs that had moved on. Never throws for them.
+// The report of change_matching: the same document as report_outcome's, and notes on
+// stderr for the jobs that had moved on or gone. Never throws for them.
 void report_matching(Context& ctx, const IdOutcome& outcome, const std::string& verb);
 
 }  // namespace queuectl

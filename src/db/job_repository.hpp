@@ -163,6 +163,8 @@ class JobRepository {
   // Throws NotFound.
   Job get(std::int64_t id);
   std::vector<Job> list(const ListFilter& filter);
+  // The ids `list` would return (for changing them a page at a time: no payload read).
+  std::vector<std::int64_t> list_ids(const ListFilter& filter);
   // Per-queue counts; all queues when `queues` is empty.
   // `finished_cap` > 0: done, failed and canceled are each counted up to that many a queue
   // (db/dialects/count_sql.hpp), so that the time does not grow with the history; 0: exact.

@@ -33,20 +33,16 @@ Job JobRepository::get(std::int64_t id) {
   return *job;
 }
 
-std::vector<Job> JobRepository::list(const ListFilter& f) {
-  std::vector<Job> jobs;
-  db_.retrying([&] {
-    std::string queue = f.queue.value_or("");
-    int mask = 0;
-    for (Status st : f.statuses) mask |= 1 << static_cast<int>(st);
-    if (f.statuses.empty()) mask = 0x1f;
-    long long after = f.after;
-    long long before = f.before == 0 ? std::numeric_limits<long long>::max() : f.before;
-    int limit = f.limit;
-    int ready_now = f.ready_now ? 1 : 0, waiting = f.waiting ? 1 : 0;
-    std::string group = f.group_key.value_or(""), error = f.error_text.value_or("");
-    // One status: through the index that holds it alone; else the general listing
-    // (db/dialects/list_sql.hpp).
+namespace {
+
+// One listing of `f`: its statement, with `columns`, and the values it binds (kept here, so
+// that they outlive the statement's binds). One status reads the index that holds it alone;
+// the rest, the general listing (db/dialects/list_sql.hpp).
+class Listing {
+ public:
+  Listing(Database& db, const ListFilter& f, const std::string& columns) : f_(f) {
+    for (Status st : f.statuses) mask_ |= 1 << static_cast<int>(st);
+    if (f.statuses.empty()) mask_ = 0x1f;
     ListingShape shape;
     shape.by_queue = f.queue.has_value();
     shape.newest_first = f.newest_first;
@@ -55,33 +51,67 @@ std::vector<Job> JobRepository::list(const ListFilter& f) {
     std::optional<std::string> one;
     if (f.statuses.size() == 1) {
       shape.status = f.statuses.front();
-      one = list_one_status_sql(db_.dialect().backend(), db_.sql().job_columns, shape);
+      one = list_one_status_sql(db.dialect().backend(), columns, shape);
     }
-    if (!one && f.queue && db_.dialect().backend() == Backend::sqlite) {
+    if (!one && f.queue && db.dialect().backend() == Backend::sqlite) {
       long long rows = 0;
       int cap = kSmallQueueRows;
-      db_.session() << sqlite_queue_rows_sql(), use(queue, "queue"), use(cap, "cap"),
+      db.session() << sqlite_queue_rows_sql(), use(queue_, "queue"), use(cap, "cap"),
           soci::into(rows);
       shape.small_queue = rows < kSmallQueueRows;
     }
-    const bool ready_listed = one ? shape.status == Status::ready : true;
-    const std::string sql =
-        one ? *one : list_jobs_sql(db_.dialect().backend(), db_.sql().job_columns, shape);
-    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
-      if (!one) st.exchange(use(mask, "status_mask"));
-      if (f.queue) st.exchange(use(queue, "queue"));
-      if (ready_listed) {
-        st.exchange(use(waiting, "waiting"));
-        st.exchange(use(ready_now, "ready_now"));
-      }
-      if (f.group_key) st.exchange(use(group, "group_key"));
-      if (f.error_text) st.exchange(use(error, "error"));
-      st.exchange(use(after, "after"));
-      st.exchange(use(before, "before"));
-      st.exchange(use(limit, "limit"));
-    });
+    general_ = !one;
+    ready_listed_ = one ? shape.status == Status::ready : true;
+    sql_ = one ? *one : list_jobs_sql(db.dialect().backend(), columns, shape);
+  }
+  const std::string& sql() const { return sql_; }
+  void bind(soci::statement& st) {
+    if (general_) st.exchange(use(mask_, "status_mask"));
+    if (f_.queue) st.exchange(use(queue_, "queue"));
+    if (ready_listed_) {
+      st.exchange(use(waiting_, "waiting"));
+      st.exchange(use(ready_now_, "ready_now"));
+    }
+    if (f_.group_key) st.exchange(use(group_, "group_key"));
+    if (f_.error_text) st.exchange(use(error_, "error"));
+    st.exchange(use(after_, "after"));
+    st.exchange(use(before_, "before"));
+    st.exchange(use(limit_, "limit"));
+  }
+
+ private:
+  const ListFilter& f_;
+  std::string queue_ = f_.queue.value_or("");
+  std::string group_ = f_.group_key.value_or(""), error_ = f_.error_text.value_or("");
+  int mask_ = 0;
+  long long after_ = f_.after;
+  long long before_ = f_.before == 0 ? std::numeric_limits<long long>::max() : f_.before;
+  int limit_ = f_.limit;
+  int ready_now_ = f_.ready_now ? 1 : 0, waiting_ = f_.waiting ? 1 : 0;
+  bool general_ = true, ready_listed_ = true;
+  std::string sql_;
+};
+
+}  // namespace
+
+std::vector<Job> JobRepository::list(const ListFilter& f) {
+  std::vector<Job> jobs;
+  db_.retrying([&] {
+    Listing listing(db_, f, db_.sql().job_columns);
+    jobs = fetch_jobs(db_.session(), listing.sql(), [&](soci::statement& st) { listing.bind(st); });
   });
   return jobs;
+}
+
+std::vector<std::int64_t> JobRepository::list_ids(const ListFilter& f) {
+  std::vector<std::int64_t> ids;
+  db_.retrying([&] {
+    Listing listing(db_, f, "id");
+    const std::vector<long long> rows =
+        fetch_ids(db_.session(), listing.sql(), [&](soci::statement& st) { listing.bind(st); });
+    ids.assign(rows.begin(), rows.end());
+  });
+  return ids;
 }
 
 void JobRepository::count_all_finished(const StatsEntry& entry) {

@@ -229,6 +229,7 @@ TEST_CASE("cli: list and cancel by group key, error text and id range") {
   rejects(fixture, {"cancel", id_text(held), "--error", "x"}, "--queue");
   rejects(fixture, {"cancel", "--queue", "q", "--error="}, "--error");
   rejects(fixture, {"cancel", "--queue", "q", "--batch", "0"}, "--batch");
+  rejects(fixture, {"cancel", "--queue", "q", "--batch", "10001"}, "--batch");
   rejects(fixture, {"cancel"}, "--queue");
 
   // The failed jobs whose error says so, and only those.

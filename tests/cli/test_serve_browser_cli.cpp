@@ -268,8 +268,11 @@ TEST_CASE("slow: serve browser: with --allow-writes the job page retries a faile
   // An id range, from the form: the ids strictly between the first and the last.
   browser.navigate(serve.url() + "/#/jobs?queue=web_cancel&after=" + std::to_string(g1[0]) +
                    "&before=" + std::to_string(g2[0]));
-  CHECK_MESSAGE(wait_until([&] { return shown_ids() == std::vector<std::int64_t>{g1[1], g1[2]}; },
-                           10000),
+  CHECK_MESSAGE(wait_until(
+                    [&] {
+                      return shown_ids() == std::vector<std::int64_t>{g1[1], g1[2]};
+                    },
+                    10000),
                 "the jobs view does not list the id range\n"
                     << page_state(browser, serve));
   CHECK(action_count(browser) == 0);  // no "Cancel all matching" with a range (and no row actions)

@@ -20,8 +20,8 @@ std::string index_for(Backend backend, Status status, bool by_queue) {
         return "job_queue_leases";
       case Status::failed:
         return "job_queue_failed";
-      case Status::canceled:  // (queue, status, finished_at): a seek needs the queue
-        return by_queue ? "job_queue_finished" : "";
+      case Status::canceled:  // a queue's: (queue, status, finished_at); all: migration 15
+        return by_queue ? "job_queue_finished" : "job_queue_canceled";
       default:
         return "";  // done: dense in id order, the general listing reads it best
     }
