@@ -8,8 +8,8 @@
 #   BACKENDS=postgresql RATE=200 bash bench/pickup.sh
 #
 # Builds queuectl and pickup_bench in $BUILD_DIR (default: build) unless SKIP_BUILD=1,
-# starts throwaway servers with scripts/test-servers.sh in a temporary directory (stopped
-# and removed on exit). For each backend and each poll setting (the default, and
+# starts throwaway servers (bench/servers.sh: in a temporary directory, stopped and removed
+# on exit). For each backend and each poll setting (the default, and
 # --poll-interval 100ms on the polling backends), a fresh queue and one
 #   queuectl work pickup --concurrency 8 [--poll-interval ..] -- bash -c SCRIPT
 # where SCRIPT appends "$QUEUECTL_JOB_ID $EPOCHREALTIME" to a ledger; then pickup_bench
@@ -34,6 +34,7 @@ SECONDS_IDLE=${SECONDS_IDLE:-10}
 FLOOR=${FLOOR:-200}
 
 say() { printf '== %s\n' "$*" >&2; }
+die() { echo "bench/pickup.sh: $*" >&2; exit 1; }
 
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   say "building queuectl and pickup_bench in $BUILD_DIR"
@@ -44,24 +45,15 @@ fi
 Q=$BUILD_DIR/queuectl
 P=$BUILD_DIR/bench/pickup_bench
 
-TMP=$(mktemp -d /tmp/queuectl-pickup-bench.XXXXXX)
-chmod 755 "$TMP"
+source "$ROOT/bench/servers.sh"
+bench_servers queuectl-pickup-bench  # TMP, the servers in it, their URLs
 worker=
-cleanup() {
-  [[ -n $worker ]] && kill "$worker" 2>/dev/null && wait "$worker" 2>/dev/null
-  bash "$ROOT/scripts/test-servers.sh" stop "$TMP/servers" >/dev/null 2>&1 || true
-  [[ ${KEEP_TMP:-0} = 1 ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
+# The worker first (it would hold its database), then bench/servers.sh's own cleanup.
+trap 'rc=$?; [[ -z $worker ]] || { kill "$worker"; wait "$worker"; } 2>/dev/null
+  (exit $rc); bench_servers_cleanup' EXIT
 
-declare -A URL=([sqlite]="sqlite://$TMP/q.db")
-if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
-  mkdir -p "$TMP/servers"
-  say "starting throwaway servers in $TMP/servers"
-  eval "$(bash "$ROOT/scripts/test-servers.sh" start "$TMP/servers")"
-  URL[postgresql]=$QUEUECTL_TEST_PG_URL
-  URL[mysql]=$QUEUECTL_TEST_MYSQL_URL
-fi
+declare -A URL=([sqlite]="sqlite://$TMP/q.db" [postgresql]=$QUEUECTL_TEST_PG_URL
+  [mysql]=$QUEUECTL_TEST_MYSQL_URL)
 
 script() { printf 'echo "$QUEUECTL_JOB_ID $EPOCHREALTIME" >> %q' "$1"; }
 

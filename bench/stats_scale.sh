@@ -6,8 +6,8 @@
 #   ROWS=1000000 SQLITE_ROWS=100000 bash bench/stats_scale.sh   # a quick look
 #
 # Builds queuectl in $BUILD_DIR (default: build) unless SKIP_BUILD=1, starts throwaway
-# servers with scripts/test-servers.sh in a temporary directory (stopped and removed on
-# exit), and makes two databases per backend, both migrated: `empty` (no job at all) and
+# servers (bench/servers.sh: in a temporary directory, stopped and removed on exit), and
+# makes two databases per backend, both migrated: `empty` (no job at all) and
 # `full`: $ROWS done jobs (PostgreSQL, MariaDB; default 10,000,000) or $SQLITE_ROWS
 # (SQLite; default 1,000,000) in 10 queues, finished over the last day, plus 1,000 failed,
 # 100 ready and 20 processing; analyzed. The rows go in by the database's own generator
@@ -33,6 +33,7 @@ N=${N:-10}
 ROUNDS=${ROUNDS:-3}
 
 say() { printf '== %s\n' "$*" >&2; }
+die() { echo "bench/stats_scale.sh: $*" >&2; exit 1; }
 
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   say "building queuectl in $BUILD_DIR"
@@ -42,27 +43,17 @@ if [[ ${SKIP_BUILD:-0} != 1 ]]; then
 fi
 Q=$BUILD_DIR/queuectl
 
-TMP=$(mktemp -d /tmp/queuectl-stats-bench.XXXXXX)
-chmod 755 "$TMP"
-cleanup() {
-  bash "$ROOT/scripts/test-servers.sh" stop "$TMP/servers" >/dev/null 2>&1 || true
-  [[ ${KEEP_TMP:-0} = 1 ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
+source "$ROOT/bench/servers.sh"
+bench_servers queuectl-stats-bench  # TMP, the servers in it, their URLs
 
 declare -A URL
 URL[sqlite:empty]="sqlite://$TMP/empty.db"
 URL[sqlite:full]="sqlite://$TMP/full.db"
-if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
-  mkdir -p "$TMP/servers"
-  say "starting throwaway servers in $TMP/servers"
-  eval "$(bash "$ROOT/scripts/test-servers.sh" start "$TMP/servers")"
-  # The test database is `full`; `empty` is a second database on the same server.
-  URL[postgresql:full]=$QUEUECTL_TEST_PG_URL
-  URL[postgresql:empty]=${QUEUECTL_TEST_PG_URL%/*}/queuectl_empty
-  URL[mysql:full]=$QUEUECTL_TEST_MYSQL_URL
-  URL[mysql:empty]=${QUEUECTL_TEST_MYSQL_URL%/*}/queuectl_empty
-fi
+# The test database is `full`; `empty` is a second database on the same server.
+URL[postgresql:full]=$QUEUECTL_TEST_PG_URL
+URL[postgresql:empty]=${QUEUECTL_TEST_PG_URL%/*}/queuectl_empty
+URL[mysql:full]=$QUEUECTL_TEST_MYSQL_URL
+URL[mysql:empty]=${QUEUECTL_TEST_MYSQL_URL%/*}/queuectl_empty
 
 # SQL text on stdin, run on database $2 (empty or full) of backend $1 by its own client.
 run_sql() {

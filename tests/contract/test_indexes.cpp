@@ -255,47 +255,32 @@ TEST_CASE("the dialects' own claim, reaper and lease statements use their indexe
     });
     check_plan(plan, names.leases);
   }
-  {
-    INFO("list_leases, expired only");
-    Plan plan = explain(fx.db(), q.leases.list_leases, [&](soci::statement& st) {
+  // The leases a filter matches: listed (the leases view) or counted per worker (the
+  // workers view); `within` and `with_unleased` as `leases` binds them.
+  auto explain_leases = [&](const std::string& sql, long long within, int with_unleased,
+                            bool limited) {
+    return explain(fx.db(), sql, [&](soci::statement& st) {
       st.exchange(soci::use(null_text, null_ind, "queue"));
       st.exchange(soci::use(null_text, null_ind, "worker"));
       st.exchange(soci::use(leased, "leased"));
-      st.exchange(soci::use(within_ms, "within_ms"));
-      st.exchange(soci::use(unleased, "unleased"));
+      st.exchange(soci::use(within, "within_ms"));
+      st.exchange(soci::use(with_unleased, "unleased"));
       st.exchange(soci::use(older_ms, "older_ms"));
-      st.exchange(soci::use(batch, "limit"));
+      if (limited) st.exchange(soci::use(batch, "limit"));
     });
-    check_plan(plan, names.leases);
+  };
+  const long long far_ms = 9'000'000'000'000LL;
+  {
+    INFO("list_leases, expired only");
+    check_plan(explain_leases(q.leases.list_leases, within_ms, unleased, true), names.leases);
   }
   {
     INFO("list_leases, all: leased and unleased");
-    long long far_ms = 9'000'000'000'000LL;
-    int with_unleased = 1;
-    Plan plan = explain(fx.db(), q.leases.list_leases, [&](soci::statement& st) {
-      st.exchange(soci::use(null_text, null_ind, "queue"));
-      st.exchange(soci::use(null_text, null_ind, "worker"));
-      st.exchange(soci::use(leased, "leased"));
-      st.exchange(soci::use(far_ms, "within_ms"));
-      st.exchange(soci::use(with_unleased, "unleased"));
-      st.exchange(soci::use(older_ms, "older_ms"));
-      st.exchange(soci::use(batch, "limit"));
-    });
-    check_plan(plan, names.leases);
+    check_plan(explain_leases(q.leases.list_leases, far_ms, 1, true), names.leases);
   }
   {
     INFO("lease_summary (the workers view), all leases");
-    long long far_ms = 9'000'000'000'000LL;
-    int with_unleased = 1;
-    Plan plan = explain(fx.db(), q.leases.lease_summary, [&](soci::statement& st) {
-      st.exchange(soci::use(null_text, null_ind, "queue"));
-      st.exchange(soci::use(null_text, null_ind, "worker"));
-      st.exchange(soci::use(leased, "leased"));
-      st.exchange(soci::use(far_ms, "within_ms"));
-      st.exchange(soci::use(with_unleased, "unleased"));
-      st.exchange(soci::use(older_ms, "older_ms"));
-    });
-    check_plan(plan, names.leases);
+    check_plan(explain_leases(q.leases.lease_summary, far_ms, 1, false), names.leases);
   }
   {
     // The groups view of a queue whose 100,000 done jobs must not be read.
