@@ -27,8 +27,8 @@ void cancel_matching(Context& ctx, const CancelOptions& o) {
   ListFilter f;
   validate_queue_name(o.queue);
   f.queue = o.queue;
-  apply_job_filter(JobFilterText{o.status.empty() ? "ready,failed" : o.status, o.group, o.error},
-                   f);
+  apply_job_filter(
+      JobFilterText{o.status.empty() ? "ready,waiting,failed" : o.status, o.group, o.error}, f);
   for (Status s : f.statuses) {
     if (s == Status::done || s == Status::canceled)
       throw UsageError("cancel takes --status ready, waiting, failed or processing, not " +
@@ -76,7 +76,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
   sub->add_option("--queue", o->queue, "Every matching job of this queue, instead of ids");
   sub->add_option("--status", o->status,
                   "With --queue: ready, waiting, failed, processing (with --force); "
-                  "default ready,failed");
+                  "default ready,waiting,failed");
   sub->add_option("--group-key", o->group, "With --queue: only jobs of this group key");
   sub->add_option("--error", o->error,
                   "With --queue: only jobs whose last error contains this text");
@@ -90,7 +90,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  queuectl cancel 42\n"
       "  queuectl cancel 42 43 --force\n"
-      "  queuectl cancel --queue exports --group-key acct-42            (ready and failed)\n"
+      "  queuectl cancel --queue exports --group-key acct-42   (ready, waiting and failed)\n"
       "  queuectl cancel --queue emails --status failed --error 'mailbox full'");
   sub->callback([&ctx, o] { run_cancel(ctx, *o); });
 }

@@ -440,7 +440,7 @@ function viewJobs(root, r) {
     h('label', {}, 'Group key', groupIn), h('label', {}, 'Error text', errorIn),
     h('label', {}, 'Ids above', afterIn), h('label', {}, 'below', beforeIn),
     h('label', { class: 'check' }, newestIn, 'newest first'), h('button', { type: 'submit' }, 'Apply'));
-  // Writes on, one queue named, a status cancel takes (or none: ready and failed), no id
+  // Writes on, one queue named, a status cancel takes (or none: ready, waiting, failed), no id
   // range (`cancel` takes none; a page after the first has one): cancel every job the
   // filter names, on the server, a batch at a time (`cancel --queue`).
   const cancelable = ['', 'ready', 'waiting', 'failed'].includes(status) && !after && !before;
@@ -450,7 +450,7 @@ function viewJobs(root, r) {
     if (groupKey) body.group_key = groupKey;
     if (errorText) body.error = errorText;
     act(b, `cancel matching jobs of ${queue}`, '/api/cancel', body,
-      `Cancel every ${status || 'ready or failed'} job of ${queue}` +
+      `Cancel every ${status || 'ready, waiting or failed'} job of ${queue}` +
       (groupKey ? ` in group ${groupKey}` : '') + (errorText ? ` whose error contains "${errorText}"` : '') +
       ', not only this page?');
   }, { class: 'danger' }) : null;

@@ -208,6 +208,10 @@ TEST_CASE("cli: list and cancel by group key, error text and id range") {
   json held = claim_one(url, "q");  // acct-1's head: processing
   REQUIRE(id_of(held) == acct1[0]);
   const std::int64_t other = id_of(enqueue(url, "other", "{}", {"--group-key", "acct-1"}));
+  // Waiting for a ready job (enqueue --after): `ready` in list leaves it out, and so does
+  // --status ready in cancel; cancel's default takes it.
+  const std::int64_t waiting = id_of(
+      enqueue(url, "q", "{}", {"--group-key", "acct-1", "--after", std::to_string(acct2[0])}));
 
   CHECK(ids(ok_json(url, {"list", "q", "--status", "failed", "--error", "mailbox full"})) ==
         V{failed[0]});
@@ -242,7 +246,7 @@ TEST_CASE("cli: list and cancel by group key, error text and id range") {
   // A group's ready (and failed) jobs, two a transaction; its processing head stays, and
   // so does the same key in another queue.
   r = ok_json(url, {"cancel", "--queue", "q", "--group-key", "acct-1", "--batch", "2"});
-  CHECK(r["canceled_ids"].get<V>() == V{acct1[1], acct1[2], acct1[3], acct1[4]});
+  CHECK(r["canceled_ids"].get<V>() == V{acct1[1], acct1[2], acct1[3], acct1[4], waiting});
   CHECK(show(url, acct1[0])["status"] == "processing");
   CHECK(show(url, other)["status"] == "ready");
   for (std::int64_t id : acct2) CHECK(show(url, id)["status"] == "ready");
