@@ -5,9 +5,9 @@
 #   bash bench/top.sh                      # from the repository root (or anywhere)
 #   BACKENDS="sqlite postgresql" bash bench/top.sh
 #
-# Builds queuectl in $BUILD_DIR (default: build), starts throwaway servers with
-# scripts/test-servers.sh in a temporary directory (stopped and removed on exit), migrates,
-# and fills each backend by the database's own row generator (generate_series, a recursive
+# Builds queuectl in $BUILD_DIR (default: build), starts throwaway servers (bench/servers.sh:
+# in a temporary directory, stopped and removed on exit), migrates, and fills each backend
+# (bench/history.sh) by the database's own row generator (generate_series, a recursive
 # CTE, a cross join of digits) with 1,000,000 done jobs in 10 queues, finished over the last
 # 24 hours (so about 700 in the last minute), 1,000 failed ones, 100 ready and 20
 # processing. Then $ROUNDS rounds; each times $N runs, one after the other, of:
@@ -43,6 +43,7 @@ N=${N:-20}
 ROUNDS=${ROUNDS:-3}
 
 say() { printf '== %s\n' "$*" >&2; }
+die() { echo "bench/top.sh: $*" >&2; exit 1; }
 
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   say "building queuectl in $BUILD_DIR"
@@ -52,103 +53,17 @@ if [[ ${SKIP_BUILD:-0} != 1 ]]; then
 fi
 Q=$BUILD_DIR/queuectl
 
-TMP=$(mktemp -d /tmp/queuectl-top-bench.XXXXXX)
-chmod 755 "$TMP"
-cleanup() {
-  bash "$ROOT/scripts/test-servers.sh" stop "$TMP/servers" >/dev/null 2>&1 || true
-  [[ ${KEEP_TMP:-0} = 1 ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-declare -A URL=([sqlite]="sqlite://$TMP/q.db")
-if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
-  mkdir -p "$TMP/servers"
-  say "starting throwaway servers in $TMP/servers"
-  eval "$(bash "$ROOT/scripts/test-servers.sh" start "$TMP/servers")"
-  URL[postgresql]=$QUEUECTL_TEST_PG_URL
-  URL[mysql]=$QUEUECTL_TEST_MYSQL_URL
-fi
-
-# Runs SQL text on backend $1 with its own client.
-run_sql() {
-  case $1 in
-    sqlite) sqlite3 "$TMP/q.db" ;;
-    postgresql) psql -q -v ON_ERROR_STOP=1 "${URL[postgresql]}" >/dev/null ;;
-    mysql)
-      [[ ${URL[mysql]} =~ ^mysql://([^:]+):([^@]+)@([^:/]+):([0-9]+)/([^?]+) ]]
-      mariadb -u "${BASH_REMATCH[1]}" -p"${BASH_REMATCH[2]}" -h "${BASH_REMATCH[3]}" \
-        -P "${BASH_REMATCH[4]}" "${BASH_REMATCH[5]}" >/dev/null
-      ;;
-  esac
-}
-
-fill() {
-  case $1 in
-    postgresql)
-      run_sql postgresql <<SQL
-INSERT INTO job_queue (queue, status, attempts, payload, created_at, updated_at, finished_at)
-SELECT 'q' || (g % 10), 2, 1, '{}', t, t, t
-  FROM generate_series(1, $ROWS) g, LATERAL (SELECT now() - (g % 86400) * interval '1 second' AS t) x;
-INSERT INTO job_queue (queue, status, attempts, payload, last_error, finished_at)
-SELECT 'q' || (g % 10), 3, 25, '{}', 'error ' || g || E'\nat frame 2', now() - g * interval '1 minute'
-  FROM generate_series(1, 1000) g;
-INSERT INTO job_queue (queue, payload) SELECT 'q' || (g % 10), '{}' FROM generate_series(1, 100) g;
-VACUUM ANALYZE job_queue;
-SQL
-      ;;
-    sqlite)
-      run_sql sqlite <<SQL
-WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < $ROWS)
-INSERT INTO job_queue (queue, status, attempts, payload, created_at, updated_at, finished_at)
-SELECT 'q' || (n % 10), 2, 1, '{}', t, t, t
-  FROM (SELECT n, strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || (n % 86400) || ' seconds') AS t FROM c);
-WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1000)
-INSERT INTO job_queue (queue, status, attempts, payload, last_error, finished_at)
-SELECT 'q' || (n % 10), 3, 25, '{}', 'error ' || n || char(10) || 'at frame 2',
-       strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || n || ' minutes') FROM c;
-WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 100)
-INSERT INTO job_queue (queue, payload) SELECT 'q' || (n % 10), '{}' FROM c;
-ANALYZE;
-SQL
-      ;;
-    mysql)
-      local d="(SELECT 0 n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
-      run_sql mysql <<SQL
-SET time_zone = '+00:00';
-INSERT INTO job_queue (queue, status, attempts, payload, created_at, updated_at, finished_at)
-SELECT CONCAT('q', g % 10), 2, 1, '{}', t, t, t
-  FROM (SELECT g, NOW(6) - INTERVAL (g % 86400) SECOND AS t
-          FROM (SELECT a.n + 10 * b.n + 100 * c.n + 1000 * d.n + 10000 * e.n + 100000 * f.n AS g
-                  FROM $d a, $d b, $d c, $d d, $d e, $d f) s
-         WHERE g < $ROWS) x;
-INSERT INTO job_queue (queue, status, attempts, payload, last_error, finished_at)
-SELECT CONCAT('q', g % 10), 3, 25, '{}', CONCAT('error ', g, '\nat frame 2'), NOW(6) - INTERVAL g MINUTE
-  FROM (SELECT a.n + 10 * b.n + 100 * c.n AS g FROM $d a, $d b, $d c) s;
-INSERT INTO job_queue (queue, payload)
-SELECT CONCAT('q', g % 10), '{}' FROM (SELECT a.n + 10 * b.n AS g FROM $d a, $d b) s;
-ANALYZE TABLE job_queue;
-SQL
-      ;;
-  esac
-  "$Q" --db "${URL[$1]}" claim q1 --limit 20 --worker bench-worker >/dev/null
-  for _ in 1 2 3; do "$Q" --db "${URL[$1]}" -q enqueue small >/dev/null; done
-}
+source "$ROOT/bench/servers.sh"
+source "$ROOT/bench/history.sh"
+bench_servers queuectl-top-bench  # TMP, the servers in it, their URLs
+declare -A URL=([sqlite]="sqlite://$TMP/q.db" [postgresql]=$QUEUECTL_TEST_PG_URL
+  [mysql]=$QUEUECTL_TEST_MYSQL_URL)
 
 for b in $BACKENDS; do
   "$Q" --db "${URL[$b]}" -q migrate
-  say "$b: filling $ROWS done jobs"
-  fill "$b"
+  fill_history "$b" "${URL[$b]}" "$ROWS"
+  for _ in 1 2 3; do "$Q" --db "${URL[$b]}" -q enqueue small >/dev/null; done
 done
-
-# ms per run of "$@", $N runs in a row.
-per_run_ms() {
-  local start end i
-  start=$(date +%s%N)
-  for ((i = 0; i < N; i++)); do "$@" >/dev/null 2>&1 || true; done
-  end=$(date +%s%N)
-  awk -v s="$start" -v e="$end" -v n="$N" 'BEGIN { printf "%.2f", (e - s) / 1e6 / n }'
-}
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # The overview's poll: both routes, one after the other, as the page asks them.
 overview() { curl -sf "$1/api/stats" >/dev/null && curl -sf "$1/api/top" >/dev/null; }
