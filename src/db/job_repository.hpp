@@ -183,8 +183,11 @@ class JobRepository {
   // Runs `sql`, q.claim or q.claim_rated.
   std::vector<Job> claim_returning(const ClaimReturning& q, const std::string& sql,
                                    const ClaimRequest& request, const std::string& token);
+  // `careful`: a rate's bucket locked and read before the mark (else taken after it, see
+  // ClaimPickThenMark::rate_take; throws RateShort, private to the claim, when it has too
+  // few tokens, and the transaction is rolled back).
   std::vector<Job> claim_pick_then_mark(const ClaimPickThenMark& q, const ClaimRequest& request,
-                                        const std::string& token);
+                                        const std::string& token, bool careful);
   // A claim's tokens taken from the rate limit's buckets (RateSteps): one of the queue's for
   // each job without a bucket of its own, one of its key's for each other.
   void spend_claimed(const RateSteps& q, const std::string& queue, const RateRead& rate,
@@ -203,6 +206,9 @@ class JobRepository {
   // Only the order of trying: each statement takes nothing that is a later one's, and
   // `claim_rated` is right for any queue.
   std::map<std::string, std::size_t> claim_stage_;
+  // Queues whose rate took the careful way of ClaimPickThenMark (the bucket had too few
+  // tokens for the jobs picked), until a claim of theirs is not cut by it.
+  std::set<std::string> rate_careful_;
 };
 
 }  // namespace queuectl

@@ -20,6 +20,9 @@ namespace {
 using job_repository_detail::check_storable;
 using soci::use;
 
+// The bucket of a rated queue had too few tokens for a claim that took them after the mark.
+struct RateShort {};
+
 void sort_claim_order(std::vector<Job>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
@@ -80,7 +83,16 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
     }
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
-    db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token); });
+    // A rated queue's tokens are taken after the mark, so that claimers take turns on its
+    // bucket for the commit only; when they run short, the claim is made again with the
+    // bucket locked first, and so is the queue's next until a claim is not cut by them.
+    const bool careful = rate_careful_.count(request.queue) != 0;
+    try {
+      db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token, careful); });
+    } catch (const RateShort&) {
+      rate_careful_.insert(request.queue);
+      db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token, true); });
+    }
   }
   sort_claim_order(jobs);
   return jobs;
@@ -136,7 +148,7 @@ void JobRepository::spend_claimed(const RateSteps& q, const std::string& queue,
 
 std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
                                                      const ClaimRequest& r,
-                                                     const std::string& token) {
+                                                     const std::string& token, bool careful) {
   auto& s = db_.session();
   std::string queue = r.queue, worker = r.worker, tok = token;
   int limit = r.limit;
@@ -145,7 +157,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
   std::vector<long long> picked;
   std::map<long long, Job> rows;  // what the pick read of each
   std::string claimed_at;         // the pick's time, which the mark writes
-  bool any_grouped = false, limited = false, rated = false;
+  bool any_grouped = false, limited = false, rated = false, per_key = false;
   // A claim of one job starts at the top: the old entries ahead of it are then about as
   // many as the jobs claimed while purge waits for its batch (some 60), fewer than a round
   // trip's worth of reading, and `start` would add that round trip.
@@ -153,13 +165,13 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
   if (!start) return {};
   {
     long long id = 0;
-    int grouped = 0, cap = 0, rate_count = 0;
+    int grouped = 0, cap = 0, rate_per_key = 0;
     soci::indicator cap_ind = soci::i_null, rate_ind = soci::i_null;
     soci::statement pick(s);
     pick.exchange(soci::into(id));
     pick.exchange(soci::into(grouped));
     pick.exchange(soci::into(cap, cap_ind));
-    pick.exchange(soci::into(rate_count, rate_ind));
+    pick.exchange(soci::into(rate_per_key, rate_ind));
     pick.exchange(soci::into(claimed_at));
     JobRowReader reader;
     reader.bind(pick);
@@ -173,6 +185,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
       any_grouped = any_grouped || grouped != 0;
       limited = limited || cap_ind == soci::i_ok;
       rated = rated || rate_ind == soci::i_ok;
+      per_key = per_key || (rate_ind == soci::i_ok && rate_per_key != 0);
     }
   }
   // The heads were read before their locks were taken: read them again, now that no
@@ -203,12 +216,13 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
         picked.resize(static_cast<std::size_t>(slots));
     }
   }
-  // A rate limit: wait for the queue's row, then read its bucket, and keep (in claim order)
-  // no more jobs that use it than it has whole tokens. With rate_per_key a grouped job uses
-  // its key's bucket instead, which the pick checked.
+  // A rate limit, the careful way (else rate_take below): wait for the queue's row, then
+  // read its bucket, and keep (in claim order) no more jobs that use it than it has whole
+  // tokens. With rate_per_key a grouped job uses its key's bucket instead, which the pick
+  // checked.
   std::optional<RateRead> rate;
   double tokens = 0;
-  if (rated && !picked.empty()) {
+  if (rated && !picked.empty() && (careful || per_key)) {
     rate = read_rate(s, q.rate.read, queue);
     if (rate) {
       tokens = rate->tokens_now();
@@ -223,6 +237,7 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
           --left;
         }
       }
+      if (kept.size() == picked.size()) rate_careful_.erase(queue);
       picked.swap(kept);
     }
   }
@@ -235,6 +250,16 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
   mark.exchange(use(lease_ms, "lease_ms"));
   prepare_once(mark, expand_ids(q.mark, picked.size()));
   mark.execute(true);
+  if (rated && !careful && !per_key) {
+    int taken = static_cast<int>(picked.size()), taken_check = taken;
+    soci::statement take(s);
+    take.exchange(use(taken, "taken"));
+    take.exchange(use(taken_check, "taken_check"));
+    take.exchange(use(queue, "queue"));
+    prepare_once(take, q.rate_take);
+    take.execute(true);
+    if (take.get_affected_rows() == 0) throw RateShort{};
+  }
   // The rows as the mark left them: locked, with the pick's time (the rows are locked by
   // this transaction since the pick, so nothing else changed them).
   const std::optional<std::int64_t> at_us = parse_utc_time_us(claimed_at);

@@ -134,10 +134,15 @@ struct ClaimPickThenMark {
   std::string limit_lock;
   std::string limit_busy;
   std::string mark;
-  // `pick` returns the queue's rate_count after max_processing (NULL: no rate); with one,
+  // `pick` returns the queue's rate_per_key after max_processing (NULL: no rate). With a
+  // rate and no buckets per key, `rate_take` runs after the mark: it takes :taken tokens
+  // (twin :taken_check) from :queue's bucket when the bucket holds that many, and changes
+  // no row otherwise (nor when the queue has buckets per key or no rate), and the claim is
+  // then made again the careful way. That way, and always with buckets per key:
   // `rate.read` locks the queue's row and reads its bucket before the mark, and the jobs
   // without a bucket of their own are cut to its whole tokens; `spend` and `spend_key` run
   // after the mark.
+  std::string rate_take;
   RateSteps rate;
 };
 

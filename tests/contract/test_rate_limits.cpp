@@ -87,6 +87,31 @@ TEST_CASE("rate limit: a claim starts no more jobs than the bucket holds") {
   }
 }
 
+// MySQL and MariaDB take the tokens after the mark and, when they run short, make the claim
+// again with the bucket locked first (and so a worker's next claims of the queue): claims
+// within the bucket, past it, and by a worker that has not yet run short.
+TEST_CASE("rate limit: claims within the bucket and past it take exactly its tokens") {
+  FreshDatabase fx;
+  JobRepository first_worker(fx.db()), second_worker(fx.db());
+  AdminRepository admin(fx.db());
+  for (int i = 0; i < 10; ++i) add(first_worker, "mail");
+  admin.set_rate("mail", slow(5));
+  CHECK_EQ(claim(first_worker, "mail", 2).size(), 2u);
+  CHECK_EQ(claim(second_worker, "mail", 2).size(), 2u);
+  CHECK_EQ(claim(first_worker, "mail", 3).size(), 1u);  // one token left of five
+  CHECK(claim(second_worker, "mail", 1).empty());
+  CHECK(claim(first_worker, "mail", 1).empty());
+  // The claims cut short left nothing behind: five jobs started once each, five ready.
+  CHECK_EQ(count_rows(fx.db(), "queue = 'mail' AND status = 1 AND attempts = 1"), 5);
+  CHECK_EQ(count_rows(fx.db(), "queue = 'mail' AND status = 0 AND attempts = 0"), 5);
+  SUBCASE("a new bucket serves the worker that ran short as before") {
+    admin.set_rate("mail", slow(3));
+    CHECK_EQ(claim(first_worker, "mail", 2).size(), 2u);
+    CHECK_EQ(claim(first_worker, "mail", 2).size(), 1u);
+    CHECK(claim(second_worker, "mail", 2).empty());
+  }
+}
+
 TEST_CASE("rate limit: tokens come back at the rate") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

@@ -108,7 +108,8 @@ ClaimStatements make_claim(const std::string& cols) {
   s.pick = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
            (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue),
-           (SELECT p.rate_count FROM queuectl_queues p WHERE p.queue = j.queue),
+           (SELECT p.rate_per_key FROM queuectl_queues p
+             WHERE p.queue = j.queue AND p.rate_count IS NOT NULL),
            DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f'), )" +
            cols + R"(
       FROM job_queue j FORCE INDEX (ix_job_queue_claim)
@@ -147,6 +148,24 @@ ClaimStatements make_claim(const std::string& cols) {
            lock_until = locked_at + INTERVAL (:lease_ms * 1000) MICROSECOND,
            updated_at = locked_at
      WHERE id IN ({ids}))";
+  // A rate limit without buckets per key, taken after the mark: the queue's row is locked
+  // from here to the commit only, so that claimers of the queue take turns on the commit
+  // alone, not on the mark too. The refill is tokens_at's (core/rate_limit). NOW() is the
+  // statement's start, before any wait for the row: a claimer that waited does not move
+  // the bucket's time back.
+  s.rate_take = R"(
+    UPDATE queuectl_queues
+       SET rate_tokens = LEAST(CAST(rate_burst AS DOUBLE),
+                               COALESCE(rate_tokens, rate_burst)
+                               + GREATEST(0, )" QC_NOW_MS
+                R"( - COALESCE(rate_refreshed_ms, )" QC_NOW_MS R"())
+                                 * CAST(rate_count AS DOUBLE) / rate_period_ms) - :taken,
+           rate_refreshed_ms = GREATEST(COALESCE(rate_refreshed_ms, 0), )" QC_NOW_MS R"()
+     WHERE queue = :queue AND rate_count IS NOT NULL AND rate_per_key = 0
+       AND LEAST(CAST(rate_burst AS DOUBLE),
+                 COALESCE(rate_tokens, rate_burst)
+                 + GREATEST(0, )" QC_NOW_MS R"( - COALESCE(rate_refreshed_ms, )" QC_NOW_MS R"())
+                   * CAST(rate_count AS DOUBLE) / rate_period_ms) >= :taken_check)";
   // A rate limit (migration 11): the queue's row locked, then its bucket read; the jobs
   // without a bucket of their own are cut to its whole tokens before the mark, and the
   // buckets written after it.
