@@ -228,7 +228,7 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
     const auto& steps = std::get<ClaimPickThenMark>(real.claim);
     s.claim = ClaimPickThenMark{r(steps.start),      r(steps.pick),       r(steps.recheck),
                                 r(steps.limit_lock), r(steps.limit_busy), r(steps.mark),
-                                r(steps.rate_take),  r_rate(steps.rate)};
+                                r(steps.rate_take),  r_rate(steps.rate),  r(steps.pick_ungrouped)};
   }
   s.finish.ack = r(real.finish.ack);
   s.finish.ack_ids = {r(real.finish.ack_ids.write), r(real.finish.ack_ids.pick)};

@@ -183,11 +183,17 @@ class JobRepository {
   // Runs `sql`, q.claim or q.claim_rated.
   std::vector<Job> claim_returning(const ClaimReturning& q, const std::string& sql,
                                    const ClaimRequest& request, const std::string& token);
-  // `careful`: a rate's bucket locked and read before the mark (else taken after it, see
-  // ClaimPickThenMark::rate_take; throws RateShort, private to the claim, when it has too
-  // few tokens, and the transaction is rolled back).
+  // How claim_pick_then_mark goes about a queue (see ClaimPickThenMark): `careful`, a rate's
+  // bucket locked and read before the mark (else taken after it, rate_take); `ungrouped`,
+  // picked without the checks of grouped jobs (pick_ungrouped). Each other way throws, when
+  // it cannot serve the claim, an exception private to the claim (the transaction is rolled
+  // back, and the claim made again the fuller way).
+  struct ClaimWay {
+    bool careful = false;
+    bool ungrouped = true;
+  };
   std::vector<Job> claim_pick_then_mark(const ClaimPickThenMark& q, const ClaimRequest& request,
-                                        const std::string& token, bool careful);
+                                        const std::string& token, ClaimWay way);
   // A claim's tokens taken from the rate limit's buckets (RateSteps): one of the queue's for
   // each job without a bucket of its own, one of its key's for each other.
   void spend_claimed(const RateSteps& q, const std::string& queue, const RateRead& rate,
@@ -209,6 +215,9 @@ class JobRepository {
   // Queues whose rate took the careful way of ClaimPickThenMark (the bucket had too few
   // tokens for the jobs picked), until a claim of theirs is not cut by it.
   std::set<std::string> rate_careful_;
+  // Queues a claim of which picked a job with a group key: claimed with the full pick from
+  // then on (ClaimPickThenMark::pick_ungrouped).
+  std::set<std::string> grouped_queues_;
 };
 
 }  // namespace queuectl

@@ -22,6 +22,8 @@ using soci::use;
 
 // The bucket of a rated queue had too few tokens for a claim that took them after the mark.
 struct RateShort {};
+// A claim without the checks of grouped jobs picked one.
+struct GroupedPicked {};
 
 void sort_claim_order(std::vector<Job>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
@@ -85,13 +87,23 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
     const auto& steps = std::get<ClaimPickThenMark>(db_.sql().claim);
     // A rated queue's tokens are taken after the mark, so that claimers take turns on its
     // bucket for the commit only; when they run short, the claim is made again with the
-    // bucket locked first, and so is the queue's next until a claim is not cut by them.
-    const bool careful = rate_careful_.count(request.queue) != 0;
-    try {
-      db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token, careful); });
-    } catch (const RateShort&) {
-      rate_careful_.insert(request.queue);
-      db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token, true); });
+    // bucket locked first, and so is the queue's next until a claim is not cut by them. A
+    // queue is picked without the checks of grouped jobs until a claim picks one. Each
+    // retry takes a fuller way, which does not throw again: three tries at most.
+    ClaimWay way;
+    way.careful = rate_careful_.count(request.queue) != 0;
+    way.ungrouped = grouped_queues_.count(request.queue) == 0;
+    for (;;) {
+      try {
+        db_.transaction([&] { jobs = claim_pick_then_mark(steps, request, token, way); });
+        break;
+      } catch (const RateShort&) {
+        rate_careful_.insert(request.queue);
+        way.careful = true;
+      } catch (const GroupedPicked&) {
+        grouped_queues_.insert(request.queue);
+        way.ungrouped = false;
+      }
     }
   }
   sort_claim_order(jobs);
@@ -148,7 +160,8 @@ void JobRepository::spend_claimed(const RateSteps& q, const std::string& queue,
 
 std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
                                                      const ClaimRequest& r,
-                                                     const std::string& token, bool careful) {
+                                                     const std::string& token, ClaimWay way) {
+  const bool careful = way.careful;
   auto& s = db_.session();
   std::string queue = r.queue, worker = r.worker, tok = token;
   int limit = r.limit;
@@ -178,8 +191,9 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
     pick.exchange(use(queue, "queue"));
     pick.exchange(use(limit, "limit"));
     bind_claim_start(pick, *start);
-    prepare_once(pick, q.pick);
+    prepare_once(pick, way.ungrouped ? q.pick_ungrouped : q.pick);
     for (bool got = pick.execute(true); got; got = pick.fetch()) {
+      if (grouped != 0 && way.ungrouped) throw GroupedPicked{};
       picked.push_back(id);
       rows.emplace(id, reader.job());
       any_grouped = any_grouped || grouped != 0;

@@ -144,6 +144,11 @@ struct ClaimPickThenMark {
   // after the mark.
   std::string rate_take;
   RateSteps rate;
+  // `pick` without the checks that only a job with a group key needs (its group's head, its
+  // key's bucket): the same columns, for a queue none of whose picked jobs has a key. When
+  // it picks one, the claim is made again with `pick`, and so are the worker's next claims
+  // of the queue (their planning is most of a one-job claim's time on MariaDB).
+  std::string pick_ungrouped;
 };
 
 using ClaimStatements = std::variant<ClaimReturning, ClaimPickThenMark>;

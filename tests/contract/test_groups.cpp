@@ -96,6 +96,29 @@ TEST_CASE("groups: ungrouped jobs keep flowing while every group is busy") {
   CHECK(claim(repo, "q", 10).empty());
 }
 
+// MySQL and MariaDB pick a queue without the group checks until a pick meets a grouped job;
+// the claim is then made again with them, by that worker from then on. Another worker
+// still picks without them, and must not take a follower either.
+TEST_CASE("groups: grouped jobs that come to a queue claimed without them keep their order") {
+  FreshDatabase fx;
+  JobRepository first_worker(fx.db()), second_worker(fx.db());
+  Job plain = add(first_worker, "q");
+  CHECK_EQ(claim_one(first_worker, "q").id, plain.id);
+  Job plain1 = add(first_worker, "q");
+  CHECK_EQ(claim_one(second_worker, "q").id, plain1.id);
+  Job a1 = add_grouped(first_worker, "q", "a");
+  Job a2 = add_grouped(first_worker, "q", "a");
+  Job plain2 = add(first_worker, "q");
+  Job head = claim_one(first_worker, "q");
+  CHECK_EQ(head.id, a1.id);
+  // The head is processing: its follower is not the second worker's either.
+  CHECK_EQ(claimed_ids(second_worker, "q", 10), (Ids{plain2.id}));
+  CHECK(claim(first_worker, "q", 10).empty());
+  CHECK(claim(second_worker, "q", 10).empty());
+  ack_job(first_worker, head);
+  CHECK_EQ(claimed_ids(second_worker, "q", 10), (Ids{a2.id}));
+}
+
 TEST_CASE("groups: priority orders across groups and never reorders a group") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

@@ -32,7 +32,8 @@ std::vector<std::string> claim_texts(const Statements& s) {
   if (const auto* one = std::get_if<ClaimReturning>(&s.claim))
     return {one->claim, one->locking_pick.value_or("")};
   const auto& steps = std::get<ClaimPickThenMark>(s.claim);
-  return {steps.start, steps.pick, steps.recheck, steps.limit_lock, steps.limit_busy, steps.mark};
+  return {steps.start,      steps.pick, steps.recheck,        steps.limit_lock,
+          steps.limit_busy, steps.mark, steps.pick_ungrouped, steps.rate_take};
 }
 
 // All of them in one text.

@@ -200,6 +200,11 @@ TEST_CASE("dialect statements: the claim has the shape update_returning() says")
       const auto& steps = std::get<ClaimPickThenMark>(s.claim);
       check_text("claim.start", steps.start);
       check_text("claim.pick", steps.pick);
+      check_text("claim.pick_ungrouped", steps.pick_ungrouped);
+      check_text("claim.rate_take", steps.rate_take);
+      // The same columns, without the group checks.
+      CHECK(steps.pick.find("ix_job_queue_groups") != std::string::npos);
+      CHECK(steps.pick_ungrouped.find("ix_job_queue_groups") == std::string::npos);
       check_text("claim.recheck", steps.recheck);
       check_text("claim.limit_lock", steps.limit_lock);
       check_text("claim.limit_busy", steps.limit_busy);

