@@ -4,7 +4,7 @@
 //   queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats] [--reset-only]
 //               [--workers 1,2,4] [--batches 1,100] [--jobs-b1 3000] [--jobs-b100 20000]
 //               [--jobs N] [--done 1000000] [--ready 1000] [--runs 20] [--queues 10]
-//               [--max-processing N] [--rate N]
+//               [--max-processing N] [--rate N] [--bare]
 //   queue_bench --db URL --print-claim-sql
 //
 // --claim   claim+ack throughput: for each batch size B and worker count W, the queue is
@@ -14,6 +14,12 @@
 //           --max-processing N gives the queue that concurrency limit first (0, the
 //           default: none), to measure what the limit costs the claim (bench/limits.sh);
 //           --rate N a rate limit of N starts a second with a burst of N (0: none).
+//           --bare (MySQL/MariaDB): the workers run the article's statements themselves
+//           instead of JobRepository, the floor of bench/mysql_floor.sh: in a transaction,
+//           SELECT id ... ORDER BY the claim order LIMIT B FOR UPDATE SKIP LOCKED, then one
+//           UPDATE of those ids to processing with a token and a lease, COMMIT; then one
+//           UPDATE of the ids to done, guarded by the token. Same table, indexes and
+//           triggers; no start probe, no group, limit or rate checks, no job columns read.
 // --stats   JobRepository::stats latency with --done finished jobs and --ready ready jobs
 //           spread over --queues queues, after ANALYZE (VACUUM ANALYZE on PostgreSQL).
 // --reset-only  drop the tables and migrate, nothing else (run.sh uses it before timing
@@ -83,6 +89,7 @@ struct Options {
   bool print_claim_sql = false;
   int max_processing = 0;  // the queue's concurrency limit during --claim; 0: none
   int rate = 0;            // the queue's rate limit (starts a second, burst as many); 0: none
+  bool bare = false;       // --claim with the article's statements, not JobRepository
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -91,7 +98,7 @@ struct Options {
                "                   [--reset-only] [--workers 1,2,4] [--batches 1,100]\n"
                "                   [--jobs-b1 N] [--jobs-b100 N] [--jobs N] [--done N]\n"
                "                   [--ready N] [--runs N] [--queues N] [--max-processing N]\n"
-               "                   [--rate N]\n";
+               "                   [--rate N] [--bare]\n";
   std::exit(2);
 }
 
@@ -152,6 +159,8 @@ Options parse_args(int argc, char** argv) {
       o.max_processing = static_cast<int>(parse_count(value(), a));
     else if (a == "--rate")
       o.rate = static_cast<int>(parse_count(value(), a));
+    else if (a == "--bare")
+      o.bare = true;
     else if (a == "--print-claim-sql")
       o.print_claim_sql = true;
     else if (a == "-h" || a == "--help")
@@ -240,10 +249,60 @@ long long count_status(Database& db, int status) {
 
 // ------------------------------------------------------------- claim + ack --
 
+// The ids as an IN list. They are integers the database gave: no input reaches the SQL.
+std::string id_list(const std::vector<long long>& ids) {
+  std::string out;
+  for (long long id : ids) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(id);
+  }
+  return out;
+}
+
+// --bare: one claim of up to `batch` jobs by the article's statements and the ack of what it
+// took; the number of jobs (0: the queue is empty). MySQL/MariaDB only.
+long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
+                         const std::string& token, double& claim_s, double& ack_s) {
+  std::vector<long long> ids;
+  auto t0 = Clock::now();
+  s.begin();
+  {
+    long long id = 0;
+    std::string q = queue;
+    soci::statement pick = (s.prepare << "SELECT id FROM job_queue"
+                                         " WHERE queue = :queue AND status = 0"
+                                         " AND run_at <= NOW(6)"
+                                         " ORDER BY priority DESC, run_at, id"
+                                         " LIMIT :batch FOR UPDATE SKIP LOCKED",
+                            soci::into(id), soci::use(q, "queue"), soci::use(batch, "batch"));
+    for (bool got = pick.execute(true); got; got = pick.fetch()) ids.push_back(id);
+  }
+  if (ids.empty()) {
+    s.commit();
+    claim_s += seconds_since(t0);
+    return 0;
+  }
+  std::string tok = token;
+  s << "UPDATE job_queue SET status = 1, attempts = attempts + 1, locked_by = :token,"
+       " lock_token = :token2, locked_at = NOW(6), lock_until = NOW(6) + INTERVAL 30 SECOND,"
+       " updated_at = NOW(6) WHERE id IN (" +
+           id_list(ids) + ")",
+      soci::use(tok, "token"), soci::use(tok, "token2");
+  s.commit();
+  claim_s += seconds_since(t0);
+  auto t1 = Clock::now();
+  s << "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = NOW(6),"
+       " updated_at = NOW(6) WHERE id IN (" +
+           id_list(ids) + ") AND status = 1 AND lock_token = :token",
+      soci::use(tok, "token");
+  ack_s += seconds_since(t1);
+  return static_cast<long long>(ids.size());
+}
+
 // One worker process: its own connection; claims and acks until a claim comes back
 // empty. Reports its job count on `result_fd`. Never returns.
-[[noreturn]] void worker_main(const DbUrl& url, const std::string& queue, int batch, int ready_fd,
-                              int go_fd, int result_fd) {
+[[noreturn]] void worker_main(const DbUrl& url, const std::string& queue, int batch, bool bare,
+                              int ready_fd, int go_fd, int result_fd) {
   int code = 0;
   long long jobs = 0, claims = 0, lost = 0;
   double claim_s = 0, ack_s = 0;  // time inside claim() and ack_many(), empty claims included
@@ -261,7 +320,13 @@ long long count_status(Database& db, int status) {
     while (read(go_fd, &c, 1) < 0 && errno == EINTR) {
     }
     std::vector<AckItem> items;
-    for (;;) {
+    while (bare) {
+      const long long n = bare_claim_ack(db.session(), queue, batch, req.worker, claim_s, ack_s);
+      if (n == 0) break;
+      ++claims;
+      jobs += n;
+    }
+    for (; !bare;) {
       auto t0 = Clock::now();
       std::vector<Job> claimed = repo.claim(req);
       claim_s += seconds_since(t0);
@@ -320,7 +385,7 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
       close(ready[0]);
       close(go[1]);
       close(result[0]);
-      worker_main(url, o.queue, batch, ready[1], go[0], result[1]);
+      worker_main(url, o.queue, batch, o.bare, ready[1], go[0], result[1]);
     }
     pids.push_back(pid);
   }
@@ -469,6 +534,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string backend = backend_text(url);
+    if (o.bare && (url.backend != Backend::mysql || !o.claim || o.stats))
+      usage("--bare measures --claim alone, on MySQL/MariaDB");
     {
       Database db(url);
       note("resetting the schema on " + url.redacted());
@@ -485,10 +552,10 @@ int main(int argc, char** argv) {
           std::snprintf(line, sizeof line,
                         "claim_ack backend=%s workers=%d batch=%d jobs=%lld seconds=%.3f "
                         "jobs_per_s=%.0f claim_ms=%.2f ack_many_ms=%.2f max_processing=%d "
-                        "rate=%d\n",
+                        "rate=%d mode=%s\n",
                         backend.c_str(), f.workers, f.batch, f.jobs, f.seconds,
                         static_cast<double>(f.jobs) / f.seconds, f.claim_ms, f.ack_ms,
-                        o.max_processing, o.rate);
+                        o.max_processing, o.rate, o.bare ? "bare" : "library");
           std::cout << line << std::flush;
         }
       }
