@@ -38,17 +38,12 @@ die() { echo "bench/mysql_floor.sh: $*" >&2; exit 1; }
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
 source "$ROOT/bench/history.sh"  # median, ratio
-if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-  say "building queue_bench in $BUILD_DIR"
-  [[ -f $BUILD_DIR/CMakeCache.txt ]] ||
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-  cmake --build "$BUILD_DIR" -j"$(nproc)" --target queue_bench >&2
-fi
+source "$ROOT/bench/servers.sh"
+bench_build queue_bench
 QB=$BUILD_DIR/bench/queue_bench
 [[ -x $QB ]] || die "no $QB"
 
 if [[ -z ${MYSQL_URL:-} ]]; then
-  source "$ROOT/bench/servers.sh"
   bench_servers queuectl-mysql-floor
   MYSQL_URL=$QUEUECTL_TEST_MYSQL_URL
 fi

@@ -36,16 +36,10 @@ FLOOR=${FLOOR:-200}
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/pickup.sh: $*" >&2; exit 1; }
 
-if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-  say "building queuectl and pickup_bench in $BUILD_DIR"
-  [[ -f $BUILD_DIR/CMakeCache.txt ]] ||
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$BUILD_DIR" -j2 --target queuectl pickup_bench >/dev/null
-fi
+source "$ROOT/bench/servers.sh"
+bench_build queuectl pickup_bench
 Q=$BUILD_DIR/queuectl
 P=$BUILD_DIR/bench/pickup_bench
-
-source "$ROOT/bench/servers.sh"
 bench_servers queuectl-pickup-bench  # TMP, the servers in it, their URLs
 worker=
 # The worker first (it would hold its database), then bench/servers.sh's own cleanup.

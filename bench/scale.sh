@@ -62,24 +62,21 @@ die() { echo "bench/scale.sh: $*" >&2; exit 1; }
 
 Q=${QUEUECTL:-$BUILD_DIR/queuectl}
 QB=${QUEUE_BENCH:-$BUILD_DIR/bench/queue_bench}
-need() {  # TARGET BINARY [GIVEN]: build the target (incrementally) unless SKIP_BUILD=1 or the
-  # binary was given (GIVEN non-empty)
-  if [[ ${SKIP_BUILD:-0} == 1 || -n ${3:-} ]]; then
-    [[ -x $2 ]] || die "no $1 at $2"
-    return 0
-  fi
-  say "building $1 in $BUILD_DIR"
-  [[ -f $BUILD_DIR/CMakeCache.txt ]] ||
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$BUILD_DIR" -j2 --target "$1" >/dev/null
-  [[ -x $2 ]] || die "the build made no $2"
-}
-need queuectl "$Q" "${QUEUECTL:-}"
-[[ $PARTS != *batch* ]] || need queue_bench "$QB" "${QUEUE_BENCH:-}"
 CL=${CLAIM_LATENCY:-$BUILD_DIR/bench/claim_latency}
-[[ $PARTS != *latency* ]] || need claim_latency "$CL" "${CLAIM_LATENCY:-}"
-
 source "$ROOT/bench/servers.sh"
+# The binaries this run uses, built unless given.
+targets=() bins=("$Q")
+[[ -n ${QUEUECTL:-} ]] || targets+=(queuectl)
+if [[ $PARTS == *batch* ]]; then
+  bins+=("$QB")
+  [[ -n ${QUEUE_BENCH:-} ]] || targets+=(queue_bench)
+fi
+if [[ $PARTS == *latency* ]]; then
+  bins+=("$CL")
+  [[ -n ${CLAIM_LATENCY:-} ]] || targets+=(claim_latency)
+fi
+((${#targets[@]} == 0)) || bench_build "${targets[@]}"
+for bin in "${bins[@]}"; do [[ -x $bin ]] || die "no $bin"; done
 source "$ROOT/bench/history.sh"  # fill_history, history_sql, median, ratio
 if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
   bench_servers queuectl-scale-bench  # TMP, the servers in it, their URLs

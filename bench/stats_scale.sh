@@ -35,15 +35,9 @@ ROUNDS=${ROUNDS:-3}
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/stats_scale.sh: $*" >&2; exit 1; }
 
-if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-  say "building queuectl in $BUILD_DIR"
-  [[ -f $BUILD_DIR/CMakeCache.txt ]] ||
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$BUILD_DIR" -j2 --target queuectl >/dev/null
-fi
-Q=$BUILD_DIR/queuectl
-
 source "$ROOT/bench/servers.sh"
+bench_build queuectl
+Q=$BUILD_DIR/queuectl
 source "$ROOT/bench/history.sh"
 bench_servers queuectl-stats-bench  # TMP, the servers in it, their URLs
 
