@@ -77,9 +77,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
   sub->add_option("--status", o->status,
                   "With --queue: ready, waiting, failed, processing (with --force); "
                   "default ready,waiting,failed");
-  sub->add_option("--group-key", o->group, "With --queue: only jobs of this group key");
-  sub->add_option("--error", o->error,
-                  "With --queue: only jobs whose last error contains this text");
+  add_filter_options(*sub, o->group, o->error, "With --queue: ");
   sub->add_option("--batch", o->batch,
                   "With --queue: jobs canceled per transaction (default 1000)");
   sub->footer(

@@ -71,9 +71,7 @@ void setup_list(CLI::App& app, Context& ctx) {
   sub->add_flag("--newest-first", o->newest_first, "Newest job first (highest id)");
   sub->add_option("--before", o->before,
                   "Only ids below this one (paging --newest-first: the last id shown)");
-  sub->add_option("--group-key", o->group, "Only jobs of this group key");
-  sub->add_option("--error", o->error,
-                  "Only jobs whose last error contains this text (case-sensitive)");
+  add_filter_options(*sub, o->group, o->error, "");
   sub->footer(
       "Examples:\n"
       "  queuectl list emails --status failed\n"

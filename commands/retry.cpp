@@ -87,9 +87,7 @@ void setup_retry(CLI::App& app, Context& ctx) {
   sub->add_option("--status", o->status, "With --queue: failed (default) and/or canceled");
   sub->add_option("--older-than", o->older_than, "With --queue: only jobs finished over DUR ago")
       ->type_name("DUR");
-  sub->add_option("--group-key", o->group, "With --queue: only jobs of this group key");
-  sub->add_option("--error", o->error,
-                  "With --queue: only jobs whose last error contains this text (case-sensitive)");
+  add_filter_options(*sub, o->group, o->error, "With --queue: ");
   sub->footer(
       "Attempts start again from 0 and the job is due at once. With ids, every id that was\n"
       "not retried is named on stderr: exit 1 when some were in another state (with or\n"

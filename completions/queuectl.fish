@@ -442,7 +442,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l force -d 'Also c
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l queue -x -a '(__queuectl_queues)' -d 'Every matching job of this queue, instead of ids'
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l status -x -a '(__queuectl_statuses)' -d 'With --queue: ready, waiting, failed, processing (with --force); default ready,waiting,failed'
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l group-key -x -d 'With --queue: only jobs of this group key'
-complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l error -x -d 'With --queue: only jobs whose last error contains this text'
+complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l error -x -d 'With --queue: only jobs whose last error contains this text (case-sensitive)'
 complete -c queuectl -n '__fish_seen_subcommand_from cancel' -l batch -x -d 'With --queue: jobs canceled per transaction (default 1000)'
 # move
 complete -c queuectl -n '__fish_seen_subcommand_from move' -l from -x -a '(__queuectl_queues)' -d 'Every dead letter in this (dead-letter) queue'

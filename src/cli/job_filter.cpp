@@ -1,11 +1,21 @@
 #include "cli/job_filter.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "cli/id_outcome.hpp"
 #include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 
 namespace queuectl {
+
+void add_filter_options(CLI::App& sub, std::optional<std::string>& group,
+                        std::optional<std::string>& error, const std::string& scope) {
+  const std::string only = scope.empty() ? "Only" : scope + "only";
+  sub.add_option("--group-key", group, only + " jobs of this group key");
+  sub.add_option("--error", error,
+                 only + " jobs whose last error contains this text (case-sensitive)");
+}
 
 void apply_job_filter(const JobFilterText& text, ListFilter& f) {
   if (!text.status.empty()) {

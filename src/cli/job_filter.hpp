@@ -11,7 +11,16 @@
 #include "db/admin_repository.hpp"
 #include "db/job_repository.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace queuectl {
+
+// Declares --group-key and --error on `sub`, into `group` and `error`. `scope` starts their
+// help: "" for `list`, "With --queue: " for the commands that also take ids.
+void add_filter_options(CLI::App& sub, std::optional<std::string>& group,
+                        std::optional<std::string>& error, const std::string& scope);
 
 // What a user typed: --status (a comma list of ready, waiting, processing, done, failed,
 // canceled; "waiting" is a ready job held by --after, listed apart), --group-key, --error.
