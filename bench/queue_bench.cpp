@@ -62,6 +62,7 @@
 #include "db/database.hpp"
 #include "db/job_repository.hpp"
 #include "db/migrations.hpp"
+#include "db/row_reader.hpp"
 
 #include "bench_db.hpp"
 
@@ -249,14 +250,16 @@ long long count_status(Database& db, int status) {
 
 // ------------------------------------------------------------- claim + ack --
 
-// The ids as an IN list. They are integers the database gave: no input reaches the SQL.
-std::string id_list(const std::vector<long long>& ids) {
-  std::string out;
-  for (long long id : ids) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(id);
-  }
-  return out;
+// Runs the "{ids}" statement `sql` over `ids`, with :token bound (twice when the statement
+// has :token2), as the library runs its own (row_reader: expand_ids, bind_ids).
+void run_on_ids(soci::session& s, const std::string& sql, std::vector<long long>& ids,
+                std::string& token) {
+  soci::statement st(s);
+  bind_ids(st, ids);
+  st.exchange(soci::use(token, "token"));
+  if (sql.find(":token2") != std::string::npos) st.exchange(soci::use(token, "token2"));
+  prepare_once(st, expand_ids(sql, ids.size()));
+  st.execute(true);
 }
 
 // --bare: one claim of up to `batch` jobs by the article's statements and the ack of what it
@@ -283,18 +286,18 @@ long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
     return 0;
   }
   std::string tok = token;
-  s << "UPDATE job_queue SET status = 1, attempts = attempts + 1, locked_by = :token,"
-       " lock_token = :token2, locked_at = NOW(6), lock_until = NOW(6) + INTERVAL 30 SECOND,"
-       " updated_at = NOW(6) WHERE id IN (" +
-           id_list(ids) + ")",
-      soci::use(tok, "token"), soci::use(tok, "token2");
+  run_on_ids(s,
+             "UPDATE job_queue SET status = 1, attempts = attempts + 1, locked_by = :token,"
+             " lock_token = :token2, locked_at = NOW(6), lock_until = NOW(6) + INTERVAL 30 SECOND,"
+             " updated_at = NOW(6) WHERE id IN ({ids})",
+             ids, tok);
   s.commit();
   claim_s += seconds_since(t0);
   auto t1 = Clock::now();
-  s << "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = NOW(6),"
-       " updated_at = NOW(6) WHERE id IN (" +
-           id_list(ids) + ") AND status = 1 AND lock_token = :token",
-      soci::use(tok, "token");
+  run_on_ids(s,
+             "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = NOW(6),"
+             " updated_at = NOW(6) WHERE id IN ({ids}) AND status = 1 AND lock_token = :token",
+             ids, tok);
   ack_s += seconds_since(t1);
   return static_cast<long long>(ids.size());
 }
