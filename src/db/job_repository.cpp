@@ -66,6 +66,14 @@ std::size_t rows_in_statement(const std::vector<NewJob>& jobs, std::size_t start
   return n;
 }
 
+// Whether none of jobs[start, start + n) has a dedupe key: then the dialect's keyless inserts,
+// where it has them (EnqueueStatements::Keyless), write the same rows more cheaply.
+bool keyless_rows(const std::vector<NewJob>& jobs, std::size_t start, std::size_t n) {
+  return std::none_of(jobs.begin() + static_cast<std::ptrdiff_t>(start),
+                      jobs.begin() + static_cast<std::ptrdiff_t>(start + n),
+                      [](const NewJob& j) { return j.dedupe_key.has_value(); });
+}
+
 // jobs[start, start + n) as insert_arrays's eight array literals.
 struct JobArrays {
   ArrayLiteral queue, priority, run_at, delay, max_attempts, payload, dedupe, group, trace_parent,
@@ -168,10 +176,11 @@ long long insert_job_row(Database& db, const NewJob& job) {
               trace_state = job.trace_state.value_or("");
   soci::indicator trace_parent_ind = job.trace_parent ? soci::i_ok : soci::i_null;
   soci::indicator trace_state_ind = job.trace_state ? soci::i_ok : soci::i_null;
+  const EnqueueStatements& q = db.sql().enqueue;
   soci::statement st = statement_once(
-      db.session(), db.sql().enqueue.insert_job, use(queue, "queue"), use(priority, "priority"),
-      use(run_at, run_at_ind, "run_at"), use(delay_ms, "delay_ms"),
-      use(max_attempts, "max_attempts"), use(payload, "payload"),
+      db.session(), q.keyless && !job.dedupe_key ? q.keyless->insert_job : q.insert_job,
+      use(queue, "queue"), use(priority, "priority"), use(run_at, run_at_ind, "run_at"),
+      use(delay_ms, "delay_ms"), use(max_attempts, "max_attempts"), use(payload, "payload"),
       use(dedupe, dedupe_ind, "dedupe_key"), use(group, group_ind, "group_key"),
       use(trace_parent, trace_parent_ind, "trace_parent"),
       use(trace_state, trace_state_ind, "trace_state"));
@@ -226,7 +235,9 @@ BulkEnqueueResult JobRepository::enqueue_many(const std::vector<NewJob>& jobs) {
       soci::statement st(s);
       if (arrays) {
         a.bind(st, jobs, start, n);
-        prepare_once(st, *q.enqueue.insert_arrays);
+        const auto& keyless = q.enqueue.keyless;
+        prepare_once(st, keyless && keyless_rows(jobs, start, n) ? keyless->insert_arrays
+                                                                 : *q.enqueue.insert_arrays);
       } else {
         prepare_once(st, v.bind(st, q.enqueue.values_rows, jobs, start, n));
       }
@@ -262,8 +273,11 @@ std::vector<std::int64_t> insert_job_rows(Database& db, const std::vector<NewJob
     n = rows_in_statement(jobs, start, arrays ? kArrayRows : kBulkRows);
     if (arrays) {
       JobArrays a;
-      std::vector<long long> got = fetch_ids(
-          s, *q.insert_arrays_ids, [&](soci::statement& st) { a.bind(st, jobs, start, n); });
+      const std::string& sql = q.keyless && keyless_rows(jobs, start, n)
+                                   ? q.keyless->insert_arrays_ids
+                                   : *q.insert_arrays_ids;
+      std::vector<long long> got =
+          fetch_ids(s, sql, [&](soci::statement& st) { a.bind(st, jobs, start, n); });
       if (got.size() != n) throw lost();
       std::sort(got.begin(), got.end());
       ids.insert(ids.end(), got.begin(), got.end());

@@ -231,6 +231,40 @@ TEST_CASE("the claim and the expired-lease pick use their indexes among 100,000 
   CHECK_EQ(claim(repo, "q", 100).size(), 3u);
 }
 
+// Migration 16: each claim and ack of a job writes a new row version, with an entry in every
+// index whose predicate it meets. Only the primary key takes every job; the dedupe index
+// only jobs with a key, so 300 jobs enqueued, claimed and acked without one leave it as it
+// was made (one page, its metapage), and a key still refuses a second job.
+TEST_CASE("PostgreSQL: only the primary key indexes every job; the dedupe index only keyed ones" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  long long full = -1;
+  fx.db().session() << "SELECT count(*) FROM pg_index i WHERE i.indrelid = 'job_queue'::regclass"
+                       " AND i.indpred IS NULL AND NOT i.indisprimary",
+      soci::into(full);
+  CHECK_MESSAGE(full == 0, query_text(fx.db(),
+                                      "SELECT indexdef FROM pg_indexes WHERE tablename = "
+                                      "'job_queue' ORDER BY 1"));
+  std::vector<NewJob> jobs(300, new_job("q"));
+  repo.enqueue_many(jobs);
+  std::vector<AckItem> acks;
+  for (const Job& j : claim(repo, "q", 300))
+    acks.push_back(AckItem{j.id, j.lock_token.value_or(""), std::nullopt});
+  REQUIRE_EQ(acks.size(), 300u);
+  CHECK(repo.ack_many(acks).empty());
+  long long pages = -1;
+  fx.db().session() << "SELECT pg_relation_size('job_queue_dedupe_key') / "
+                       "current_setting('block_size')::integer",
+      soci::into(pages);
+  CHECK_EQ(pages, 1);
+  NewJob keyed = new_job("q");
+  keyed.dedupe_key = "k";
+  CHECK_FALSE(repo.enqueue(keyed).duplicate);
+  CHECK(repo.enqueue(keyed).duplicate);
+  CHECK_EQ(count_rows(fx.db(), "dedupe_key = 'k'"), 1);
+}
+
 TEST_CASE("the dialects' own claim, reaper and lease statements use their indexes") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

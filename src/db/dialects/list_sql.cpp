@@ -66,7 +66,33 @@ std::string sqlite_queue_rows_sql() {
          " WHERE queue = :queue LIMIT :cap)";
 }
 
+// PostgreSQL, one queue, several statuses: a branch for each group of statuses that one
+// partial index holds (ready: job_queue_claim; processing: job_queue_processing_groups;
+// finished: job_queue_finished), each naming its index's own term, joined in id order. No
+// index holds every job of a queue (the dedupe index used to; migration 16 keeps it to jobs
+// with a dedupe key), and the mask's condition alone (status = ANY (...)) implies none of the
+// partial ones, so in one statement the planner read the whole table. A branch whose
+// statuses the mask leaves out is folded away when the statement is planned.
+static std::string pg_list_queue_sql(const std::string& columns, const ListingShape& shape) {
+  const std::string mask =
+      ", (SELECT CAST(:status_mask AS integer) AS m) a WHERE status = ANY (ARRAY["
+      "CASE WHEN a.m & 1 <> 0 THEN 0 END, CASE WHEN a.m & 2 <> 0 THEN 1 END, "
+      "CASE WHEN a.m & 4 <> 0 THEN 2 END, CASE WHEN a.m & 8 <> 0 THEN 3 END, "
+      "CASE WHEN a.m & 16 <> 0 THEN 4 END])";
+  const std::string queue = " AND queue = CAST(:queue AS text)";
+  const std::string branch = "(SELECT " + columns + " FROM job_queue" + mask + queue;
+  const std::string ready =
+      std::string(" AND status = 0 AND CASE WHEN run_at >= ") +
+      waiting_sentinel(Backend::postgresql) +
+      " THEN CAST(:waiting AS integer) ELSE CAST(:ready_now AS integer) END = 1";
+  const std::string rest = filters_and_order(Backend::postgresql, shape) + ")";
+  return "SELECT * FROM (" + branch + ready + rest + " UNION ALL " + branch + " AND status = 1" +
+         rest + " UNION ALL " + branch + " AND status >= 2" + rest + ") u ORDER BY id" +
+         (shape.newest_first ? " DESC" : "") + " LIMIT CAST(:limit AS integer)";
+}
+
 std::string list_jobs_sql(Backend backend, const std::string& columns, const ListingShape& shape) {
+  if (backend == Backend::postgresql && shape.by_queue) return pg_list_queue_sql(columns, shape);
   std::string sql = "SELECT " + columns + " FROM job_queue";
   if (backend == Backend::sqlite && shape.by_queue && shape.small_queue)
     sql += " INDEXED BY job_queue_dedupe";

@@ -81,15 +81,33 @@ inline std::string job_columns(const std::string& a) {
          "checkpoint";
 }
 
-// The distinct queues of job_queue as the CTE `jq`, by a loose index scan (one probe of
-// the dedupe index per queue), so that the cost follows the number of queues, not the
-// number of jobs; the last row is NULL. Follows "WITH RECURSIVE".
-inline constexpr const char* kQueuesOfJobs = R"(jq (queue) AS (
-      (SELECT queue FROM job_queue ORDER BY queue LIMIT 1)
+// The distinct queues of job_queue as the CTE `jq`, by loose index scans (one probe per
+// queue of each of the claim, processing and finished indexes, whose partial predicates
+// together hold every status), so that the cost follows the number of queues, not the number
+// of jobs; NULL rows may appear. Follows "WITH RECURSIVE".
+inline constexpr const char* kQueuesOfJobs = R"(jq0 (queue) AS (
+      (SELECT queue FROM job_queue WHERE status = 0 ORDER BY queue LIMIT 1)
       UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j WHERE j.queue > jq.queue ORDER BY j.queue LIMIT 1)
-        FROM jq
-       WHERE jq.queue IS NOT NULL))";
+      SELECT (SELECT j.queue FROM job_queue j
+               WHERE j.status = 0 AND j.queue > jq0.queue ORDER BY j.queue LIMIT 1)
+        FROM jq0
+       WHERE jq0.queue IS NOT NULL),
+    jq1 (queue) AS (
+      (SELECT queue FROM job_queue WHERE status = 1 ORDER BY queue LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.queue FROM job_queue j
+               WHERE j.status = 1 AND j.queue > jq1.queue ORDER BY j.queue LIMIT 1)
+        FROM jq1
+       WHERE jq1.queue IS NOT NULL),
+    jq2 (queue) AS (
+      (SELECT queue FROM job_queue WHERE status >= 2 ORDER BY queue LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.queue FROM job_queue j
+               WHERE j.status >= 2 AND j.queue > jq2.queue ORDER BY j.queue LIMIT 1)
+        FROM jq2
+       WHERE jq2.queue IS NOT NULL),
+    jq (queue) AS (
+      SELECT queue FROM jq0 UNION SELECT queue FROM jq1 UNION SELECT queue FROM jq2))";
 
 // A guarded write that reports what it changed (see GuardedWrite).
 inline std::string returning(const std::string& write, const std::string& what) {
