@@ -14,12 +14,14 @@
 //           --max-processing N gives the queue that concurrency limit first (0, the
 //           default: none), to measure what the limit costs the claim (bench/limits.sh);
 //           --rate N a rate limit of N starts a second with a burst of N (0: none).
-//           --bare (MySQL/MariaDB): the workers run the article's statements themselves
-//           instead of JobRepository, the floor of bench/mysql_floor.sh: in a transaction,
-//           SELECT id ... ORDER BY the claim order LIMIT B FOR UPDATE SKIP LOCKED, then one
-//           UPDATE of those ids to processing with a token and a lease, COMMIT; then one
-//           UPDATE of the ids to done, guarded by the token. Same table, indexes and
-//           triggers; no start probe, no group, limit or rate checks, no job columns read.
+//           --bare (PostgreSQL, MySQL/MariaDB): the workers run the article's statements
+//           themselves instead of JobRepository, the floor of bench/bare_floor.sh. MySQL: in
+//           a transaction, SELECT id ... ORDER BY the claim order LIMIT B FOR UPDATE SKIP
+//           LOCKED, then one UPDATE of those ids to processing with a token and a lease,
+//           COMMIT. PostgreSQL: one UPDATE ... WHERE id IN (that SELECT) RETURNING id, in
+//           autocommit. Then one UPDATE of the ids to done, guarded by the token. Same table,
+//           indexes and triggers; no start probe, no group, limit or rate checks, no job
+//           columns read.
 // --stats   JobRepository::stats latency with --done finished jobs and --ready ready jobs
 //           spread over --queues queues, after ANALYZE (VACUUM ANALYZE on PostgreSQL).
 // --reset-only  drop the tables and migrate, nothing else (run.sh uses it before timing
@@ -262,10 +264,48 @@ void run_on_ids(soci::session& s, const std::string& sql, std::vector<long long>
   st.execute(true);
 }
 
+// --bare on PostgreSQL: the article's claim, one statement in autocommit (UPDATE of the ids a
+// sub-select picks with FOR UPDATE SKIP LOCKED, RETURNING them), then the same ack as below.
+long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batch,
+                            const std::string& token, double& claim_s, double& ack_s) {
+  std::vector<long long> ids;
+  auto t0 = Clock::now();
+  {
+    long long id = 0;
+    std::string q = queue, tok = token, tok2 = token;
+    soci::statement claim =
+        (s.prepare << "UPDATE job_queue SET status = 1, attempts = attempts + 1,"
+                      " locked_by = CAST(:token AS text), lock_token = CAST(:token2 AS text),"
+                      " locked_at = now(), lock_until = now() + INTERVAL '30 seconds',"
+                      " updated_at = now()"
+                      " WHERE id IN (SELECT id FROM job_queue"
+                      " WHERE queue = CAST(:queue AS text) AND status = 0 AND run_at <= now()"
+                      " ORDER BY priority DESC, run_at, id"
+                      " LIMIT CAST(:batch AS integer) FOR UPDATE SKIP LOCKED)"
+                      " RETURNING id",
+         soci::into(id), soci::use(tok, "token"), soci::use(tok2, "token2"),
+         soci::use(q, "queue"), soci::use(batch, "batch"));
+    for (bool got = claim.execute(true); got; got = claim.fetch()) ids.push_back(id);
+  }
+  claim_s += seconds_since(t0);
+  if (ids.empty()) return 0;
+  std::string tok = token;
+  auto t1 = Clock::now();
+  run_on_ids(s,
+             "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = now(),"
+             " updated_at = now() WHERE id IN ({ids}) AND status = 1"
+             " AND lock_token = CAST(:token AS text)",
+             ids, tok);
+  ack_s += seconds_since(t1);
+  return static_cast<long long>(ids.size());
+}
+
 // --bare: one claim of up to `batch` jobs by the article's statements and the ack of what it
-// took; the number of jobs (0: the queue is empty). MySQL/MariaDB only.
+// took; the number of jobs (0: the queue is empty). MySQL/MariaDB; PostgreSQL above.
 long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
                          const std::string& token, double& claim_s, double& ack_s) {
+  if (s.get_backend_name() == "postgresql")
+    return bare_claim_ack_pg(s, queue, batch, token, claim_s, ack_s);
   std::vector<long long> ids;
   auto t0 = Clock::now();
   s.begin();
@@ -537,8 +577,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string backend = backend_text(url);
-    if (o.bare && (url.backend != Backend::mysql || !o.claim || o.stats))
-      usage("--bare measures --claim alone, on MySQL/MariaDB");
+    if (o.bare && (url.backend == Backend::sqlite || !o.claim || o.stats))
+      usage("--bare measures --claim alone, on PostgreSQL or MySQL/MariaDB");
     {
       Database db(url);
       note("resetting the schema on " + url.redacted());

@@ -109,13 +109,18 @@ struct ClaimReturning {
   // itself); `spend` and `spend_key` run after it. Without (PostgreSQL): the claim statement
   // takes the tokens.
   std::optional<RateSteps> rate;
+  // (PostgreSQL) `claim` without the group checks, much cheaper to plan: it claims nothing
+  // when a job it picked has a group key. Tried before `claim`, until a claim of the queue
+  // comes from a later statement.
+  std::optional<std::string> claim_ungrouped;
   // Or (PostgreSQL): `claim` takes nothing from a queue with a rate limit, and this claim,
   // with the same binds, takes the rate limit's tokens in the statement. Tried after `claim`
   // found nothing, and first for a queue whose last claim it served.
   std::optional<std::string> claim_rated;
   // The same for a queue whose group keys have no buckets of their own (no rate_per_key),
-  // in a statement much cheaper to plan; it takes nothing from a queue with rate_per_key.
-  // Tried between `claim` and `claim_rated`.
+  // in a statement much cheaper to plan, without the group checks: it takes nothing from a
+  // queue with rate_per_key, nor when a job it picked has a group key. Tried between `claim`
+  // and `claim_rated`.
   std::optional<std::string> claim_rated_simple;
 };
 

@@ -112,6 +112,34 @@ TEST_CASE("rate limit: claims within the bucket and past it take exactly its tok
   }
 }
 
+// PostgreSQL claims a rated queue without the group checks until a claim picks a job with a
+// group key; that claim takes nothing, and no token, and the claim with them follows. Every
+// backend: grouped jobs in a rated queue (no buckets per key) start in order, one of a group
+// at a time, and every start takes one token of the bucket, no more.
+TEST_CASE("rate limit: grouped jobs in a rated queue keep their order and take one token each") {
+  FreshDatabase fx;
+  JobRepository first_worker(fx.db()), second_worker(fx.db());
+  AdminRepository admin(fx.db());
+  admin.set_rate("mail", slow(6));
+  Job plain = add(first_worker, "mail");
+  CHECK_EQ(claim_one(first_worker, "mail").id, plain.id);  // 5 tokens left
+  Job a1 = add_grouped(first_worker, "mail", "a");
+  Job a2 = add_grouped(first_worker, "mail", "a");
+  Job plain2 = add(first_worker, "mail");
+  Job head = claim_one(second_worker, "mail");  // 4 left
+  CHECK_EQ(head.id, a1.id);
+  // The head is processing: its follower is nobody's, the ungrouped job is.
+  CHECK_EQ(ids_of(claim(first_worker, "mail", 10)), std::vector<std::int64_t>{plain2.id});  // 3
+  CHECK(claim(second_worker, "mail", 10).empty());
+  CHECK(claim(first_worker, "mail", 10).empty());
+  first_worker.ack({head.id, *head.lock_token, std::nullopt});
+  CHECK_EQ(ids_of(claim(first_worker, "mail", 10)), std::vector<std::int64_t>{a2.id});  // 2
+  // Two tokens are left: the claims that took nothing took none.
+  for (int i = 0; i < 4; ++i) add(first_worker, "mail");
+  CHECK_EQ(claim(second_worker, "mail", 10).size(), 2u);
+  CHECK(claim(first_worker, "mail", 10).empty());
+}
+
 TEST_CASE("rate limit: tokens come back at the rate") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# bench/graphile.sh — queuectl's library claim+ack against graphile-worker's batched local
+# queue (issue 34), side by side on one PostgreSQL server, in the same run.
+#
+#   bash bench/graphile.sh                 # from anywhere; ~4 minutes; needs node and npm
+#   JOBS=50000 ROUNDS=5 bash bench/graphile.sh
+#
+# graphile-worker (the version bench/graphile/package.json pins) is installed from the npm
+# registry into the run's temporary folder, never into the repository. Each round, alternately:
+#   queuectl   queue_bench --claim: W forked workers, each its own connection, loop
+#              JobRepository::claim(limit B) + ack_many until JOBS jobs are done; once for each
+#              B in BATCHES (the best is the figure)
+#   graphile   bench/graphile/drain.mjs: one Node.js process runs graphile-worker with
+#              CONCURRENCY jobs at once, its local queue fetching LOCAL_QUEUE jobs a query and
+#              its completions batched (completeJobBatchDelay 0), a no-op task, until JOBS
+#              jobs have succeeded (the setting of graphile-worker's own perfTest)
+# over JOBS jobs each, added by the database itself (queuectl: its row generator;
+# graphile-worker: graphile_worker.add_job over generate_series) and analyzed first. The
+# figure is jobs per second, and the median of the per-round ratios queuectl / graphile. The
+# graphile figure includes its runner's start (connecting its pool), a few milliseconds of
+# several seconds. Nothing is asserted: the machine is shared and noisy; read the ratios.
+#
+# Knobs (environment): BUILD_DIR, SKIP_BUILD=1, JOBS (100000), ROUNDS (3), WORKERS (2),
+# BATCHES ("100 1000"), CONCURRENCY (24), LOCAL_QUEUE (500), KEEP_TMP=1.
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+BUILD_DIR=${BUILD_DIR:-build}
+[[ $BUILD_DIR = /* ]] || BUILD_DIR=$ROOT/$BUILD_DIR
+JOBS=${JOBS:-100000}
+ROUNDS=${ROUNDS:-3}
+WORKERS=${WORKERS:-2}
+BATCHES=${BATCHES:-100 1000}
+CONCURRENCY=${CONCURRENCY:-24}
+LOCAL_QUEUE=${LOCAL_QUEUE:-500}
+
+say() { printf '== %s\n' "$*" >&2; }
+die() { echo "bench/graphile.sh: $*" >&2; exit 1; }
+field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+
+{ command -v node && command -v npm; } >/dev/null || die "needs node and npm"
+source "$ROOT/bench/history.sh"  # median, ratio
+source "$ROOT/bench/servers.sh"
+bench_build queue_bench
+QB=$BUILD_DIR/bench/queue_bench
+[[ -x $QB ]] || die "no $QB"
+bench_servers queuectl-graphile
+URL=$QUEUECTL_TEST_PG_URL
+
+say "installing graphile-worker from the npm registry into $TMP/gw"
+mkdir -p "$TMP/gw"
+cp "$ROOT/bench/graphile/package.json" "$ROOT/bench/graphile/drain.mjs" "$TMP/gw/"
+(cd "$TMP/gw" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1) ||
+  die "npm install of graphile-worker failed"
+(cd "$TMP/gw" && npx --no-install graphile-worker -c "$URL" --schema-only >/dev/null) ||
+  die "graphile-worker could not install its schema"
+version=$(node -p "require('$TMP/gw/node_modules/graphile-worker/package.json').version")
+
+graphile_round() {
+  psql -qAtX -v ON_ERROR_STOP=1 "$URL" >/dev/null <<SQL
+DELETE FROM graphile_worker._private_jobs;
+SELECT count(*) FROM (SELECT graphile_worker.add_job('noop', json_build_object('n', g))
+                        FROM generate_series(1, $JOBS) g) x;
+VACUUM ANALYZE graphile_worker._private_jobs;
+SQL
+  (cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$LOCAL_QUEUE")
+}
+
+queuectl_round() {  # the best jobs/s over BATCHES, as "jobs_per_s=N batch=B"
+  local best=0 best_b=0 line jps
+  for b in $BATCHES; do
+    line=$("$QB" --db "$URL" --claim --workers "$WORKERS" --batches "$b" --jobs "$JOBS" |
+      grep '^claim_ack')
+    echo "$line" >&2
+    jps=$(field "$line" jobs_per_s)
+    if ((jps > best)); then best=$jps best_b=$b; fi
+  done
+  echo "jobs_per_s=$best batch=$best_b"
+}
+
+q=() g=() ratios=() batches=()
+for ((r = 1; r <= ROUNDS; r++)); do
+  say "round $r of $ROUNDS: queuectl"
+  ql=$(queuectl_round)
+  say "round $r of $ROUNDS: graphile-worker $version"
+  gl=$(graphile_round)
+  echo "$gl" >&2
+  q+=("$(field "$ql" jobs_per_s)") g+=("$(field "$gl" jobs_per_s)") batches+=("$(field "$ql" batch)")
+  ratios+=("$(ratio "$(field "$ql" jobs_per_s)" "$(field "$gl" jobs_per_s)")")
+done
+
+echo
+echo "| PostgreSQL, $JOBS jobs, median of $ROUNDS rounds | jobs/s |"
+echo "|---|---:|"
+echo "| queuectl library, $WORKERS workers, best of batch ${BATCHES// /, } (best: ${batches[*]}) | $(median "${q[@]}") |"
+echo "| graphile-worker $version, concurrency $CONCURRENCY, local queue $LOCAL_QUEUE, batched completions | $(median "${g[@]}") |"
+echo "| queuectl / graphile-worker (per-round ratios: ${ratios[*]}) | **$(median "${ratios[@]}")x** |"
