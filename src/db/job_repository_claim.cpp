@@ -67,12 +67,12 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
         db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
     };
     // `claim_ungrouped` takes nothing when it meets a grouped job, `claim` nothing from a
-    // queue with a rate limit, nor `claim_rated_simple` from one whose keys have buckets of
-    // their own: each later statement is tried when the earlier found nothing, and first once
-    // one of the queue's claims came from it. Each later one serves every queue an earlier
-    // one does, so an empty claim keeps that place: an idle or throttled rated queue costs no
-    // more statements than the chain from there, and a queue with grouped jobs is claimed
-    // with the group checks from then on.
+    // queue with a rate limit, `claim_rated_simple` nothing from one whose keys have buckets
+    // of their own nor when it meets a grouped job: each later statement is tried when the
+    // earlier found nothing, and first once one of the queue's claims came from it. The last,
+    // `claim_rated`, serves every queue, and an empty claim keeps the place: an idle or
+    // throttled rated queue costs no more statements than the chain from there, and a queue
+    // with grouped jobs is claimed with the group checks from then on.
     std::vector<const std::string*> chain;
     if (one->claim_ungrouped) chain.push_back(&*one->claim_ungrouped);
     chain.push_back(&one->claim);

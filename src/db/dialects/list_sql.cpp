@@ -59,13 +59,6 @@ std::string filters_and_order(Backend backend, const ListingShape& shape) {
   return sql;
 }
 
-}  // namespace
-
-std::string sqlite_queue_rows_sql() {
-  return "SELECT COUNT(*) FROM (SELECT 1 FROM job_queue INDEXED BY job_queue_dedupe"
-         " WHERE queue = :queue LIMIT :cap)";
-}
-
 // PostgreSQL, one queue, several statuses: a branch for each group of statuses that one
 // partial index holds (ready: job_queue_claim; processing: job_queue_processing_groups;
 // finished: job_queue_finished), each naming its index's own term, joined in id order. No
@@ -73,7 +66,7 @@ std::string sqlite_queue_rows_sql() {
 // with a dedupe key), and the mask's condition alone (status = ANY (...)) implies none of the
 // partial ones, so in one statement the planner read the whole table. A branch whose
 // statuses the mask leaves out is folded away when the statement is planned.
-static std::string pg_list_queue_sql(const std::string& columns, const ListingShape& shape) {
+std::string pg_list_queue_sql(const std::string& columns, const ListingShape& shape) {
   const std::string mask =
       ", (SELECT CAST(:status_mask AS integer) AS m) a WHERE status = ANY (ARRAY["
       "CASE WHEN a.m & 1 <> 0 THEN 0 END, CASE WHEN a.m & 2 <> 0 THEN 1 END, "
@@ -89,6 +82,13 @@ static std::string pg_list_queue_sql(const std::string& columns, const ListingSh
   return "SELECT * FROM (" + branch + ready + rest + " UNION ALL " + branch + " AND status = 1" +
          rest + " UNION ALL " + branch + " AND status >= 2" + rest + ") u ORDER BY id" +
          (shape.newest_first ? " DESC" : "") + " LIMIT CAST(:limit AS integer)";
+}
+
+}  // namespace
+
+std::string sqlite_queue_rows_sql() {
+  return "SELECT COUNT(*) FROM (SELECT 1 FROM job_queue INDEXED BY job_queue_dedupe"
+         " WHERE queue = :queue LIMIT :cap)";
 }
 
 std::string list_jobs_sql(Backend backend, const std::string& columns, const ListingShape& shape) {

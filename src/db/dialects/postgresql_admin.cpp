@@ -198,10 +198,10 @@ QueueStatements make_queues() {
       FROM queuectl_queues WHERE queue = CAST(:queue AS text))";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
-  // Distinct queues by a loose index scan (kQueuesOfJobs).
+  // Distinct queues by a loose index scan (queues_of_jobs()).
   s.names = std::string(R"(
     WITH RECURSIVE )") +
-            kQueuesOfJobs + R"(
+            queues_of_jobs() + R"(
     SELECT queue FROM jq WHERE queue IS NOT NULL
     UNION
     SELECT queue FROM queuectl_queues
@@ -210,7 +210,7 @@ QueueStatements make_queues() {
     ORDER BY 1)";
   s.named = std::string(R"(
     WITH RECURSIVE )") +
-            kQueuesOfJobs + R"(,
+            queues_of_jobs() + R"(,
     named (queue) AS (
       SELECT queue FROM jq WHERE queue IS NOT NULL
       UNION

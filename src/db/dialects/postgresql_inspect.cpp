@@ -57,7 +57,7 @@ TopStatements make_top() {
      GROUP BY queue)";
   s.done_recently = std::string(R"(
     WITH RECURSIVE )") +
-                    kQueuesOfJobs +
+                    queues_of_jobs() +
                     R"(
     SELECT jq.queue, d.done
       FROM jq,

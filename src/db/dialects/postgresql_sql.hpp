@@ -85,29 +85,21 @@ inline std::string job_columns(const std::string& a) {
 // queue of each of the claim, processing and finished indexes, whose partial predicates
 // together hold every status), so that the cost follows the number of queues, not the number
 // of jobs; NULL rows may appear. Follows "WITH RECURSIVE".
-inline constexpr const char* kQueuesOfJobs = R"(jq0 (queue) AS (
-      (SELECT queue FROM job_queue WHERE status = 0 ORDER BY queue LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j
-               WHERE j.status = 0 AND j.queue > jq0.queue ORDER BY j.queue LIMIT 1)
-        FROM jq0
-       WHERE jq0.queue IS NOT NULL),
-    jq1 (queue) AS (
-      (SELECT queue FROM job_queue WHERE status = 1 ORDER BY queue LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j
-               WHERE j.status = 1 AND j.queue > jq1.queue ORDER BY j.queue LIMIT 1)
-        FROM jq1
-       WHERE jq1.queue IS NOT NULL),
-    jq2 (queue) AS (
-      (SELECT queue FROM job_queue WHERE status >= 2 ORDER BY queue LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.queue FROM job_queue j
-               WHERE j.status >= 2 AND j.queue > jq2.queue ORDER BY j.queue LIMIT 1)
-        FROM jq2
-       WHERE jq2.queue IS NOT NULL),
-    jq (queue) AS (
-      SELECT queue FROM jq0 UNION SELECT queue FROM jq1 UNION SELECT queue FROM jq2))";
+inline std::string queues_of_jobs() {
+  // The queues of the jobs whose status meets `status` (an index's own predicate), as `name`.
+  const auto skip_through = [](const std::string& name, const std::string& status) {
+    const std::string first =
+        "(SELECT queue FROM job_queue WHERE " + status + " ORDER BY queue LIMIT 1)";
+    const std::string next = "SELECT (SELECT j.queue FROM job_queue j WHERE j." + status +
+                             " AND j.queue > " + name + ".queue ORDER BY j.queue LIMIT 1)";
+    return name + " (queue) AS (\n      " + first + "\n      UNION ALL\n      " + next +
+           "\n        FROM " + name + "\n       WHERE " + name + ".queue IS NOT NULL)";
+  };
+  return skip_through("jq0", "status = 0") + ",\n    " + skip_through("jq1", "status = 1") +
+         ",\n    " + skip_through("jq2", "status >= 2") +
+         ",\n    jq (queue) AS (\n      SELECT queue FROM jq0 UNION SELECT queue FROM jq1"
+         " UNION SELECT queue FROM jq2)";
+}
 
 // A guarded write that reports what it changed (see GuardedWrite).
 inline std::string returning(const std::string& write, const std::string& what) {
