@@ -2,11 +2,13 @@
 # bench/graphile.sh — queuectl's library claim+ack against graphile-worker's batched local
 # queue (issue 34), side by side on one PostgreSQL server, in the same run.
 #
-#   bash bench/graphile.sh                 # from anywhere; ~4 minutes; needs node and npm
+#   bash bench/graphile.sh                 # from anywhere; ~5 minutes; needs node and npm
 #   JOBS=50000 ROUNDS=5 bash bench/graphile.sh
 #
 # graphile-worker (the version bench/graphile/package.json pins) is installed from the npm
-# registry into the run's temporary folder, never into the repository. Each round, alternately:
+# registry into the run's temporary folder, never into the repository. Node.js and npm are
+# not among what scripts/install-deps.sh installs (no test needs them); graphile-worker 0.18
+# declares Node.js 22 and ran on Node.js 20 here. Each round, alternately:
 #   queuectl   queue_bench --claim: W forked workers, each its own connection, loop
 #              JobRepository::claim(limit B) + ack_many until JOBS jobs are done; once for each
 #              B in BATCHES (the best is the figure)
