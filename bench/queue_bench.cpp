@@ -283,8 +283,8 @@ long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batc
                       " ORDER BY priority DESC, run_at, id"
                       " LIMIT CAST(:batch AS integer) FOR UPDATE SKIP LOCKED)"
                       " RETURNING id",
-         soci::into(id), soci::use(tok, "token"), soci::use(tok2, "token2"),
-         soci::use(q, "queue"), soci::use(batch, "batch"));
+         soci::into(id), soci::use(tok, "token"), soci::use(tok2, "token2"), soci::use(q, "queue"),
+         soci::use(batch, "batch"));
     for (bool got = claim.execute(true); got; got = claim.fetch()) ids.push_back(id);
   }
   claim_s += seconds_since(t0);
