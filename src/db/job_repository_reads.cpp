@@ -133,18 +133,9 @@ void JobRepository::count_finished(const std::vector<std::string>& queues, std::
                                    const StatsEntry& entry) {
   auto& s = db_.session();
   const CountStatements& sql = count_sql(db_.dialect().backend());
-  std::vector<std::string> names = queues;
-  if (names.empty()) {
-    std::string name;
-    soci::statement list = statement_once(s, sql.finished_queues, soci::into(name));
-    for (bool got = list.execute(true); got; got = list.fetch()) names.push_back(name);
-  }
   long long cap_value = cap, done = 0, failed = 0, canceled = 0;
-  for (const std::string& queue : names) {
-    s << sql.capped_finished, soci::use(queue, "q2"), soci::use(cap_value, "c2"),
-        soci::use(queue, "q3"), soci::use(cap_value, "c3"), soci::use(queue, "q4"),
-        soci::use(cap_value, "c4"), soci::into(done), soci::into(failed), soci::into(canceled);
-    if (done == 0 && failed == 0 && canceled == 0) continue;
+  auto counted = [&](const std::string& queue) {
+    if (done == 0 && failed == 0 && canceled == 0) return;
     QueueStats& qs = entry(queue);
     qs.done = done;
     qs.failed = failed;
@@ -152,6 +143,25 @@ void JobRepository::count_finished(const std::vector<std::string>& queues, std::
     if (done >= cap) qs.at_least.push_back("done");
     if (failed >= cap) qs.at_least.push_back("failed");
     if (canceled >= cap) qs.at_least.push_back("canceled");
+  };
+  std::vector<std::string> names = queues;
+  std::string name;
+  if (names.empty() && !sql.capped_all.empty()) {
+    soci::statement all =
+        statement_once(s, sql.capped_all, soci::use(cap_value, "c"), soci::into(name),
+                       soci::into(done), soci::into(failed), soci::into(canceled));
+    for (bool got = all.execute(true); got; got = all.fetch()) counted(name);
+    return;
+  }
+  if (names.empty()) {
+    soci::statement list = statement_once(s, sql.finished_queues, soci::into(name));
+    for (bool got = list.execute(true); got; got = list.fetch()) names.push_back(name);
+  }
+  for (const std::string& queue : names) {
+    s << sql.capped_finished, soci::use(queue, "q2"), soci::use(cap_value, "c2"),
+        soci::use(queue, "q3"), soci::use(cap_value, "c3"), soci::use(queue, "q4"),
+        soci::use(cap_value, "c4"), soci::into(done), soci::into(failed), soci::into(canceled);
+    counted(queue);
   }
 }
 

@@ -477,10 +477,18 @@ TEST_CASE("stats counts finished jobs through indexes, up to its cap, and finds 
     CHECK(counts.uses("job_queue_finished"));
     CHECK(counts.text.find("Seq Scan on job_queue") == std::string::npos);
   } else if (is_mysql()) {
-    // Each of the three counts reads (queue, status) of the claim index, never the table.
-    REQUIRE(counts.indexes_used.size() == 3);
+    // Each of the three counts (a probe past the cap, then the count) reads (queue, status)
+    // of the claim index, never the table.
+    REQUIRE(counts.indexes_used.size() == 6);
     for (const std::string& key : counts.indexes_used) CHECK(key == "ix_job_queue_claim");
     CHECK(counts.text.find("Using index") != std::string::npos);
+    // The same for every queue at once, the queues found by a loose scan.
+    Plan all = explain(fx.db(), sql.capped_all,
+                       [&](soci::statement& st) { st.exchange(soci::use(cap, "c")); });
+    INFO("every queue:\n" << all.text);
+    CHECK(std::count(all.indexes_used.begin(), all.indexes_used.end(), "ix_job_queue_claim") == 6);
+    CHECK(all.indexes_used.size() == 7);  // and the loose scan's
+    CHECK(all.text.find("Using index for group-by") != std::string::npos);
   } else {
     CHECK(counts.uses("job_queue_finished"));
     CHECK(counts.text.find("SCAN job_queue\n") == std::string::npos);
@@ -514,6 +522,15 @@ TEST_CASE("stats counts finished jobs through indexes, up to its cap, and finds 
   CHECK(find(exact, "q").at_least.empty());
   CHECK(find(repo.stats({"q"}, 200000), "q").done == 100000);
   CHECK(find(repo.stats({"q"}, 200000), "q").at_least.empty());
+  // At the cap exactly and one past it, every queue at once and a named one.
+  for (const std::vector<std::string>& named : {std::vector<std::string>{}, {"q"}}) {
+    CHECK(find(repo.stats(named, 100000), "q").done == 100000);
+    CHECK(find(repo.stats(named, 100000), "q").at_least == std::vector<std::string>{"done"});
+    CHECK(find(repo.stats(named, 100001), "q").done == 100000);
+    CHECK(find(repo.stats(named, 100001), "q").at_least.empty());
+    CHECK(find(repo.stats(named, 99999), "q").done == 99999);
+  }
+  CHECK(find(repo.stats({"done_only"}, 1000), "done_only").failed == 1);
 }
 
 TEST_CASE("list of one status reads that status' index among 100,000 done jobs") {

@@ -18,6 +18,9 @@ struct CountStatements {
   // :q2 :c2 :q3 :c3 :q4 :c4 (the queue, and the cap, for each of done, failed, canceled)
   // -> done, failed, canceled, each at most its cap.
   std::string capped_finished;
+  // MySQL only (empty elsewhere): :c (the cap) -> queue, done, failed, canceled for every
+  // queue of finished_queues, as capped_finished counts them, in one statement.
+  std::string capped_all;
 };
 
 const CountStatements& count_sql(Backend backend);
