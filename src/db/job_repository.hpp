@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -132,7 +133,10 @@ std::vector<std::int64_t> insert_job_rows(Database& db, const std::vector<NewJob
 
 class JobRepository {
  public:
-  explicit JobRepository(Database& db) : db_(db) {}
+  explicit JobRepository(Database& db);
+  ~JobRepository();
+  JobRepository(const JobRepository&) = delete;
+  JobRepository& operator=(const JobRepository&) = delete;
 
   // Inserts a job, or returns the existing one when its dedupe key is taken.
   EnqueueResult enqueue(const NewJob& job);
@@ -206,7 +210,15 @@ class JobRepository {
   // LeaseLost (with `detail` appended to the message).
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");
 
+  // The claim statements of ClaimReturning this connection has run, by their text's
+  // address, and those it has prepared on the server (PostgreSQL, when no pooler stands
+  // between; from a statement's second run: see claim_returning); null: run once.
+  struct PreparedClaim;
+  // The claim statement `sql`, prepared on the server the first time (and its binds).
+  PreparedClaim& prepared_claim(const std::string& sql, bool rated);
+
   Database& db_;
+  std::map<const std::string*, std::unique_ptr<PreparedClaim>> prepared_claims_;
   // Queues whose last claim came from a later statement of ClaimReturning's chain (claim,
   // claim_rated_simple, claim_rated: a rate limit), and its place in it: tried from there.
   // Only the order of trying: each statement takes nothing that is a later one's, and

@@ -287,4 +287,64 @@ TEST_CASE("MySQL: group_status and finished_status follow status, unseen by SELE
   });
 }
 
+// A worker claims again and again on one connection: from its second run a claim
+// statement is prepared on the server (parsed once), still planned with each run's values,
+// and deallocated with the repository. A one-shot command, and any connection through a
+// transaction pooler (whose next server session may never have seen it), send it as a
+// one-time statement.
+TEST_CASE("PostgreSQL: a repository's repeated claims run one statement prepared on the server" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fx;
+  auto prepared = [&] {
+    return scalar(fx.db(),
+                  "SELECT count(*) FROM pg_prepared_statements"
+                  " WHERE statement LIKE '%UPDATE job_queue j%'");
+  };
+  const long long kept = through_pooler() ? 0 : 1;
+  {
+    JobRepository repo(fx.db());
+    for (int i = 0; i < 5; ++i) add(repo, "q");
+    CHECK_EQ(claim(repo, "q", 1).size(), 1u);
+    CHECK_EQ(prepared(), 0);
+    CHECK_EQ(claim(repo, "q", 1).size(), 1u);
+    CHECK_EQ(prepared(), kept);
+    CHECK_EQ(claim(repo, "q", 2).size(), 2u);
+    CHECK_EQ(claim(repo, "q", 5).size(), 1u);
+    CHECK(claim(repo, "q", 5).empty());
+    CHECK_EQ(prepared(), kept);
+    if (!through_pooler())
+      CHECK_EQ(query_text(fx.db(), "SHOW plan_cache_mode").rfind("force_custom_plan", 0), 0u);
+  }
+  CHECK_EQ(prepared(), 0);
+  CHECK_EQ(count_rows(fx.db(), "status = 1"), 5);
+}
+
+// The server ends the connection under a prepared claim: the next claim fails as a lost
+// connection (a worker then connects again, with a new repository), and a repository whose
+// statement can no longer be deallocated goes quietly.
+TEST_CASE("PostgreSQL: a prepared claim whose connection the server ended" *
+          doctest::skip(!is_postgresql() || through_pooler())) {
+  FreshDatabase fx;
+  auto end_connection = [&](Database& db) {
+    exec(fx.db(), "SELECT pg_terminate_backend(" +
+                      std::to_string(scalar(db, "SELECT pg_backend_pid()")) + ")");
+  };
+  {
+    JobRepository repo(fx.db());
+    for (int i = 0; i < 6; ++i) add(repo, "q");
+  }
+  for (int round = 0; round < 2; ++round) {
+    auto victim = fx.connect();
+    JobRepository repo(*victim);
+    CHECK_EQ(claim(repo, "q", 1).size(), 1u);
+    CHECK_EQ(claim(repo, "q", 1).size(), 1u);  // prepared
+    end_connection(*victim);
+    if (round == 0) CHECK_THROWS_AS(claim(repo, "q", 1), TemporaryError);
+    // round 1: destroyed with its statement still prepared
+  }
+  JobRepository fresh(fx.db());
+  CHECK_EQ(claim(fresh, "q", 5).size(), 2u);
+  CHECK_EQ(count_rows(fx.db(), "status = 1"), 6);
+}
+
 }  // namespace queuectl::testing::contract
