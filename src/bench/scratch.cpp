@@ -226,9 +226,10 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
                              r_opt(one->locking_pick), rate, rated};
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(real.claim);
-    s.claim = ClaimPickThenMark{r(steps.start),      r(steps.pick),       r(steps.recheck),
-                                r(steps.limit_lock), r(steps.limit_busy), r(steps.mark),
-                                r(steps.rate_take),  r_rate(steps.rate),  r(steps.pick_ungrouped)};
+    s.claim = ClaimPickThenMark{
+        r(steps.start),          r(steps.pick),     r(steps.recheck),           r(steps.limit_lock),
+        r(steps.limit_busy),     r(steps.mark),     r(steps.rate_take),         r_rate(steps.rate),
+        r(steps.pick_ungrouped), r(steps.pick_top), r(steps.pick_ungrouped_top)};
   }
   s.finish.ack = r(real.finish.ack);
   s.finish.ack_ids = {r(real.finish.ack_ids.write), r(real.finish.ack_ids.pick)};

@@ -264,8 +264,10 @@ std::vector<Job> JobRepository::claim_pick_then_mark(const ClaimPickThenMark& q,
     reader.bind(pick);
     pick.exchange(use(queue, "queue"));
     pick.exchange(use(limit, "limit"));
-    bind_claim_start(pick, *start);
-    prepare_once(pick, way.ungrouped ? q.pick_ungrouped : q.pick);
+    const bool top = limit <= 1;
+    if (!top) bind_claim_start(pick, *start);
+    prepare_once(pick, way.ungrouped ? (top ? q.pick_ungrouped_top : q.pick_ungrouped)
+                                     : (top ? q.pick_top : q.pick));
     for (bool got = pick.execute(true); got; got = pick.fetch()) {
       if (grouped != 0 && way.ungrouped) throw GroupedPicked{};
       picked.push_back(id);

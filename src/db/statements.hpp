@@ -162,6 +162,10 @@ struct ClaimPickThenMark {
   // it picks one, the claim is made again with `pick`, and so are the worker's next claims
   // of the queue (their planning is most of a one-job claim's time on MariaDB).
   std::string pick_ungrouped;
+  // `pick` and `pick_ungrouped` from the top, without the start's terms and binds: a claim of
+  // one job's (it reads no `start`).
+  std::string pick_top;
+  std::string pick_ungrouped_top;
 };
 
 using ClaimStatements = std::variant<ClaimReturning, ClaimPickThenMark>;

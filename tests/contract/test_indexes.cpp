@@ -436,6 +436,18 @@ TEST_CASE("the dialect's own claim takes its rows by index among 100,000 ready j
   const Plan plan = explain_claim(fx.db());
   // (check_plan's row estimate does not apply: here every row is ready.)
   CHECK_MESSAGE(plan.uses(expected_indexes().claim.front()), plan.text);
+  // MySQL's picks of one job, from the top without the start's terms.
+  if (const auto* steps = std::get_if<ClaimPickThenMark>(&fx.db().sql().claim)) {
+    for (const std::string* top : {&steps->pick_top, &steps->pick_ungrouped_top}) {
+      std::string queue = "q";
+      int limit = 1;
+      const Plan one = explain(fx.db(), *top, [&](soci::statement& st) {
+        st.exchange(soci::use(queue, "queue"));
+        st.exchange(soci::use(limit, "limit"));
+      });
+      CHECK_MESSAGE(one.uses(expected_indexes().claim.front()), one.text);
+    }
+  }
   if (!is_sqlite()) {
     const Plan lean = explain_claim(fx.db(), true);
     CHECK_MESSAGE(lean.uses(expected_indexes().claim.front()), lean.text);

@@ -201,6 +201,15 @@ TEST_CASE("dialect statements: the claim has the shape update_returning() says")
       check_text("claim.start", steps.start);
       check_text("claim.pick", steps.pick);
       check_text("claim.pick_ungrouped", steps.pick_ungrouped);
+      check_text("claim.pick_top", steps.pick_top);
+      check_text("claim.pick_ungrouped_top", steps.pick_ungrouped_top);
+      // From the top: the same statements without the start's terms.
+      for (const std::string* top : {&steps.pick_top, &steps.pick_ungrouped_top})
+        CHECK(top->find(":start_") == std::string::npos);
+      CHECK(steps.pick.find(":start_id") != std::string::npos);
+      CHECK(steps.pick_ungrouped.find(":start_id") != std::string::npos);
+      CHECK(steps.pick_top.find("ix_job_queue_groups") != std::string::npos);
+      CHECK(steps.pick_ungrouped_top.find("ix_job_queue_groups") == std::string::npos);
       check_text("claim.rate_take", steps.rate_take);
       // The same columns, without the group checks.
       CHECK(steps.pick.find("ix_job_queue_groups") != std::string::npos);

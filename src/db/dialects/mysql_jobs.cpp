@@ -117,20 +117,28 @@ ClaimStatements make_claim(const std::string& cols) {
      WHERE j.queue = :queue
        AND j.status = 0
        AND j.run_at <= NOW(6)
+       AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
+                        WHERE p.queue = j.queue AND p.paused_at IS NOT NULL))";
+  // A claim of one job starts at the top (see claim_pick_then_mark) and leaves this out:
+  // with it, bound to the top, MariaDB 10.11 still analyzed the OR's ranges at every pick,
+  // and a one-job pick of a queue of 3,000 took 1.28 ms against 0.86 without (2 claimers).
+  const std::string from_start = R"(
        AND (j.priority < :start_priority
             OR (j.priority = :start_priority_eq
                 AND (j.run_at > :start_run_at
-                     OR (j.run_at = :start_run_at_eq AND j.id >= :start_id))))
-       AND NOT EXISTS (SELECT 1 FROM queuectl_queues p
-                        WHERE p.queue = j.queue AND p.paused_at IS NOT NULL))";
+                     OR (j.run_at = :start_run_at_eq AND j.id >= :start_id)))))";
   const std::string pick_tail = R"(
      ORDER BY j.priority DESC, j.run_at, j.id
      LIMIT :limit
        FOR UPDATE SKIP LOCKED)";
-  s.pick = pick_head + "\n       AND " + kGroupHead + "\n       AND " + kKeyHasToken + pick_tail;
+  const std::string grouped =
+      "\n       AND " + std::string(kGroupHead) + "\n       AND " + kKeyHasToken;
+  s.pick = pick_head + from_start + grouped + pick_tail;
+  s.pick_top = pick_head + grouped + pick_tail;
   // Planning the five sub-selects of the group and key checks took about 180 of the pick's
   // 480 microseconds (MariaDB 10.11, SHOW PROFILE: a one-job pick of an ungrouped queue).
-  s.pick_ungrouped = pick_head + pick_tail;
+  s.pick_ungrouped = pick_head + from_start + pick_tail;
+  s.pick_ungrouped_top = pick_head + pick_tail;
   s.recheck = "SELECT j.id FROM job_queue j WHERE j.id IN ({ids}) AND " + std::string(kGroupHead);
   // Claimers of a limited queue take turns on its settings row; each counts the
   // processing jobs once it holds the lock (READ COMMITTED: a fresh read per statement,
