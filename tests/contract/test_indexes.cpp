@@ -3,6 +3,9 @@
 // query must name its index. The statements are written out here, mirroring the
 // dialects; a second test EXPLAINs the dialects' own statements with bound values.
 #include "contract/contract_helpers.hpp"
+
+#include <cctype>
+#include <map>
 #include "db/dialects/count_sql.hpp"
 #include "db/dialects/list_sql.hpp"
 #include "support/row_text.hpp"
@@ -462,6 +465,78 @@ TEST_CASE("the dialect's own claim takes its rows by index among 100,000 ready j
     CHECK_MESSAGE(plan.text.find("JIT") == std::string::npos, "the plan is JIT-compiled:\n"
                                                                   << plan.text);
   CHECK_EQ(claim(repo, "q", 100).size(), 100u);
+}
+
+// A worker's claim statements are kept prepared (JobRepository::PreparedClaim). PostgreSQL
+// then plans each run with its values (a custom plan) unless the generic plan, which knows
+// neither the queue nor the LIMIT, is estimated cheaper. Among many ready jobs it is not: it
+// expects a tenth of them (cost enough to JIT-compile it), so the runs stay custom. And
+// should PostgreSQL choose it where it is the cheaper, it reads the claim index too.
+TEST_CASE(
+    "PostgreSQL: prepared claims stay custom-planned; their generic plans read the claim "
+    "index" *
+    doctest::skip(!is_postgresql() || through_pooler())) {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  fill_table(fx, repo);
+  exec(fx.db(),
+       "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " + hundred_thousand_rows());
+  analyze(fx.db());
+  for (int i = 0; i < 8; ++i) CHECK_EQ(claim(repo, "q", 1).size(), 1u);
+  // Prepared at the second claim (of these, or of fill_table's): at least seven runs since,
+  // each planned with its values.
+  CHECK_GE(scalar(fx.db(),
+                  "SELECT sum(custom_plans) FROM pg_prepared_statements"
+                  " WHERE statement LIKE '%UPDATE job_queue j%'"),
+           7);
+  CHECK_EQ(scalar(fx.db(),
+                  "SELECT sum(generic_plans) FROM pg_prepared_statements"
+                  " WHERE statement LIKE '%UPDATE job_queue j%'"),
+           0);
+  const auto& one = std::get<ClaimReturning>(fx.db().sql().claim);
+  const std::map<std::string, std::string> values = {
+      {"worker", "'w'"},
+      {"token", "'00000000-0000-4000-8000-000000000000'"},
+      {"lease_ms", "30000"},
+      {"queue", "'q'"},
+      {"limit", "1"}};
+  std::vector<const std::string*> claims = {&one.claim};
+  if (one.claim_ungrouped) claims.push_back(&*one.claim_ungrouped);
+  if (one.claim_rated_simple) claims.push_back(&*one.claim_rated_simple);
+  if (one.claim_rated) claims.push_back(&*one.claim_rated);
+  exec(fx.db(), "SET plan_cache_mode = force_generic_plan");
+  for (const std::string* sql : claims) {
+    // :name -> $n outside quoted text, as SOCI sends it; the values in $n's order.
+    std::string text, args;
+    std::vector<std::string> names;
+    bool quoted = false;
+    for (std::size_t i = 0; i < sql->size(); ++i) {
+      const char c = (*sql)[i];
+      if (c == '\'') quoted = !quoted;
+      if (quoted || c != ':' || i + 1 >= sql->size() || !std::isalpha((*sql)[i + 1])) {
+        text += c;
+        continue;
+      }
+      std::size_t end = i + 1;
+      while (end < sql->size() && (std::isalnum((*sql)[end]) || (*sql)[end] == '_')) ++end;
+      const std::string name = sql->substr(i + 1, end - i - 1);
+      auto at = std::find(names.begin(), names.end(), name);
+      if (at == names.end()) at = names.insert(names.end(), name);
+      text += "$" + std::to_string(at - names.begin() + 1);
+      i = end - 1;
+    }
+    for (const std::string& name : names) {
+      REQUIRE_MESSAGE(values.count(name), name);
+      args += (args.empty() ? "" : ", ") + values.at(name);
+    }
+    exec(fx.db(), "PREPARE qc_generic AS " + text);
+    const Plan plan = explain(fx.db(), "EXECUTE qc_generic(" + args + ")");
+    exec(fx.db(), "DEALLOCATE qc_generic");
+    INFO("generic plan:\n" << plan.text);
+    CHECK(plan.uses("job_queue_claim"));
+    CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
+  }
+  exec(fx.db(), "RESET plan_cache_mode");
 }
 
 TEST_CASE("stats counts finished jobs through indexes, up to its cap, and finds every queue") {

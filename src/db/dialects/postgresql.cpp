@@ -164,11 +164,7 @@ class PostgresqlDialect final : public Dialect {
   //   into 40001;
   // - client_min_messages warning: keeps NOTICEs (CREATE TABLE IF NOT EXISTS ... skipping)
   //   off stderr, where libpq prints them;
-  // - lock_timeout: see set_lock_wait;
-  // - plan_cache_mode force_custom_plan: a statement kept prepared (the claim's, see
-  //   JobRepository::PreparedClaim) is parsed once and still planned with each run's values,
-  //   as a one-time statement is. Its generic plan cannot see the LIMIT and expects a tenth
-  //   of the queue's jobs: at millions of them, a cost that JIT-compiles every claim.
+  // - lock_timeout: see set_lock_wait.
   //
   // The same round trip reads the server process's id. libpq was told another at connect
   // (BackendKeyData) when a pooler answered in the server's place: PgBouncer, Odyssey and
@@ -193,8 +189,7 @@ class PostgresqlDialect final : public Dialect {
     session << "SELECT concat(set_config('TimeZone', 'UTC', false),"
                " set_config('default_transaction_isolation', 'read committed', false),"
                " set_config('client_min_messages', 'warning', false),"
-               " set_config('lock_timeout', :lock_wait, false),"
-               " set_config('plan_cache_mode', 'force_custom_plan', false)), pg_backend_pid()",
+               " set_config('lock_timeout', :lock_wait, false)), pg_backend_pid()",
         soci::use(lock_wait, "lock_wait"), soci::into(ignored), soci::into(server_pid);
     return postgresql_driver().backend_pid(native(session)) != server_pid;
   }
