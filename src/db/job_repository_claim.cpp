@@ -125,13 +125,34 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
 // reads the claim index. (Forcing custom plans for the session made the plpgsql functions
 // plan each of their statements at every call: the rate-per-key race fell behind.) The
 // values are bound by reference, so they live here.
+namespace {
+
+// The values a claim statement of ClaimReturning binds, by reference.
+struct ClaimBinds {
+  std::string worker, token, queue;
+  long long lease_ms = 0;
+  int limit = 0, grant = 0, keys_free = 0;
+
+  void bind(soci::statement& st, bool rated) {
+    st.exchange(use(worker, "worker"));
+    st.exchange(use(token, "token"));
+    st.exchange(use(lease_ms, "lease_ms"));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(limit, "limit"));
+    if (rated) {
+      st.exchange(use(grant, "grant"));
+      st.exchange(use(keys_free, "keys_free"));
+    }
+  }
+};
+
+}  // namespace
+
 struct JobRepository::PreparedClaim {
   explicit PreparedClaim(soci::session& session) : st(session) {}
   soci::statement st;
   JobRowReader reader;
-  std::string worker, token, queue;
-  long long lease_ms = 0;
-  int limit = 0, grant = 0, keys_free = 0;
+  ClaimBinds binds;
 };
 
 JobRepository::JobRepository(Database& db) : db_(db) {}
@@ -139,9 +160,13 @@ JobRepository::~JobRepository() = default;
 
 std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const std::string& sql,
                                                 const ClaimRequest& r, const std::string& token) {
-  std::string worker = r.worker, tok = token, queue = r.queue;
-  long long lease_ms = r.lease.ms();
-  int limit = r.limit;
+  ClaimBinds b;
+  b.worker = r.worker;
+  b.token = token;
+  b.queue = r.queue;
+  b.lease_ms = r.lease.ms();
+  b.limit = r.limit;
+  b.grant = std::numeric_limits<int>::max();
   // Prepared on the server only where the same server session answers every statement:
   // behind a transaction pooler the next claim may reach a session that never saw it. And
   // only from its second run: a command that claims once (`queuectl claim`) sends it as a
@@ -152,38 +177,22 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const s
   // claim's write lock; the jobs that use it are cut to its whole tokens.
   std::optional<RateRead> rate;
   double tokens = 0;
-  int grant = std::numeric_limits<int>::max(), keys_free = 0;
   if (q.rate) {
-    rate = read_rate(db_.session(), q.rate->read, queue);
+    rate = read_rate(db_.session(), q.rate->read, b.queue);
     if (rate) {
       tokens = rate->tokens_now();
-      grant = whole_tokens(tokens);
-      keys_free = rate->limit.per_key ? 1 : 0;
-      if (grant == 0 && !rate->limit.per_key) return {};  // skipped, not waited on
+      b.grant = whole_tokens(tokens);
+      b.keys_free = rate->limit.per_key ? 1 : 0;
+      if (b.grant == 0 && !rate->limit.per_key) return {};  // skipped, not waited on
     }
   }
+  const bool rated = q.rate.has_value();
   std::vector<Job> jobs;
   if (!keep) {
-    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) {
-      st.exchange(use(worker, "worker"));
-      st.exchange(use(tok, "token"));
-      st.exchange(use(lease_ms, "lease_ms"));
-      st.exchange(use(queue, "queue"));
-      st.exchange(use(limit, "limit"));
-      if (q.rate) {
-        st.exchange(use(grant, "grant"));
-        st.exchange(use(keys_free, "keys_free"));
-      }
-    });
+    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) { b.bind(st, rated); });
   } else {
-    PreparedClaim& p = prepared_claim(sql, q.rate.has_value());
-    p.worker = worker;
-    p.token = tok;
-    p.queue = queue;
-    p.lease_ms = lease_ms;
-    p.limit = limit;
-    p.grant = grant;
-    p.keys_free = keys_free;
+    PreparedClaim& p = prepared_claim(sql, rated);
+    p.binds = b;
     try {
       for (bool got = p.st.execute(true); got; got = p.st.fetch()) jobs.push_back(p.reader.job());
     } catch (...) {
@@ -192,7 +201,7 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const s
       throw;
     }
   }
-  if (rate && !jobs.empty()) spend_claimed(*q.rate, queue, *rate, tokens, jobs);
+  if (rate && !jobs.empty()) spend_claimed(*q.rate, b.queue, *rate, tokens, jobs);
   return jobs;
 }
 
@@ -201,15 +210,7 @@ JobRepository::PreparedClaim& JobRepository::prepared_claim(const std::string& s
   if (slot) return *slot;
   auto p = std::make_unique<PreparedClaim>(db_.session());
   p->reader.bind(p->st);
-  p->st.exchange(use(p->worker, "worker"));
-  p->st.exchange(use(p->token, "token"));
-  p->st.exchange(use(p->lease_ms, "lease_ms"));
-  p->st.exchange(use(p->queue, "queue"));
-  p->st.exchange(use(p->limit, "limit"));
-  if (rated) {
-    p->st.exchange(use(p->grant, "grant"));
-    p->st.exchange(use(p->keys_free, "keys_free"));
-  }
+  p->binds.bind(p->st, rated);
   try {
     p->st.alloc();
     p->st.prepare(sql, soci::details::st_repeatable_query);
