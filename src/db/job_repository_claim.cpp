@@ -114,17 +114,6 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   return jobs;
 }
 
-// A claim statement prepared once on the server and run again with new values: PostgreSQL
-// parses and analyzes its text (three CTEs, four sub-selects) once, where a one-time
-// statement is parsed at every claim. That parsing was a quarter of a one-job claim:
-// pgbench on the landed statement, 0.47 ms a claim run as a one-time statement, 0.35
-// prepared, and the same 0.35 with custom plans forced, so it was not planning. PostgreSQL
-// keeps planning each run with its values (a custom plan) as long as the generic plan, which
-// cannot see the LIMIT and expects a tenth of the queue, costs more; it would choose the
-// generic plan only where that plan is the cheaper, and test_indexes.cpp checks that it
-// reads the claim index. (Forcing custom plans for the session made the plpgsql functions
-// plan each of their statements at every call: the rate-per-key race fell behind.) The
-// values are bound by reference, so they live here.
 namespace {
 
 // The values a claim statement of ClaimReturning binds, by reference.
@@ -148,6 +137,17 @@ struct ClaimBinds {
 
 }  // namespace
 
+// A claim statement prepared once on the server and run again with new values: PostgreSQL
+// parses and analyzes its text (three CTEs, four sub-selects) once, where a one-time
+// statement is parsed at every claim. That parsing was a quarter of a one-job claim:
+// pgbench on the landed statement, 0.47 ms a claim run as a one-time statement, 0.35
+// prepared, and the same 0.35 with custom plans forced, so it was not planning. PostgreSQL
+// keeps planning each run with its values (a custom plan) as long as the generic plan, which
+// cannot see the LIMIT and expects a tenth of the queue, costs more; it would choose the
+// generic plan only where that plan is the cheaper, and test_indexes.cpp checks that it
+// reads the claim index. (Forcing custom plans for the session made the plpgsql functions
+// plan each of their statements at every call: the rate-per-key race fell behind.) The
+// values are bound by reference, so they live here.
 struct JobRepository::PreparedClaim {
   explicit PreparedClaim(soci::session& session) : st(session) {}
   soci::statement st;
