@@ -100,4 +100,19 @@ std::string format_utc_time_us(std::int64_t us) {
   return buf;
 }
 
+std::string rfc3339_from_pg_text(const std::string& text) {
+  // "YYYY-MM-DDTHH:MM:SS.ffffffZ" already.
+  if (text.size() == 27 && text[10] == 'T' && text.back() == 'Z') return text;
+  // "YYYY-MM-DD HH:MM:SS" then ".f" to ".ffffff" or nothing, then "+00".
+  const std::size_t n = text.size();
+  const bool shaped = n >= 22 && text[4] == '-' && text[10] == ' ' && text[13] == ':' &&
+                      text.compare(n - 3, 3, "+00") == 0 && (n == 22 || text[19] == '.') && n <= 29;
+  if (!shaped) throw Error("unexpected time '" + text + "' from the database");
+  std::string out = text.substr(0, 19);
+  out[10] = 'T';
+  std::string fraction = n == 22 ? "" : text.substr(20, n - 23);
+  fraction.resize(6, '0');
+  return out + "." + fraction + "Z";
+}
+
 }  // namespace queuectl

@@ -344,4 +344,33 @@ TEST_CASE("PostgreSQL: a prepared claim whose connection the server ended" *
   CHECK_EQ(count_rows(fx.db(), "status = 1"), 6);
 }
 
+// A job's times come back to the microsecond (SQLite: the millisecond) in queuectl's one
+// form, whatever their fraction: PostgreSQL sends them as its own text (trailing zeros dropped,
+// none at a whole second), which the client completes; the session's DateStyle is ISO for that.
+TEST_CASE("a job's times read back in RFC 3339 with six fractional digits") {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  const std::vector<std::pair<std::string, std::string>> times = {
+      {"2020-01-01 00:00:00.000000", "2020-01-01T00:00:00.000000Z"},
+      {"2020-01-01 00:00:01.100000", "2020-01-01T00:00:01.100000Z"},
+      {"2020-01-01 00:00:02.123456", "2020-01-01T00:00:02.123456Z"},
+      {"2020-01-01 00:00:03.000010", "2020-01-01T00:00:03.000010Z"},
+      {"2020-01-01 00:00:04.120000", "2020-01-01T00:00:04.120000Z"}};
+  for (const auto& [stored, shown] : times) add(repo, job_at("q", stored));
+  const std::vector<Job> jobs = claim(repo, "q", 10);
+  REQUIRE_EQ(jobs.size(), times.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::string shown = times[i].second;
+    if (is_sqlite()) shown.replace(23, 3, "000");  // SQLite keeps milliseconds
+    CHECK_EQ(jobs[i].run_at, shown);
+    REQUIRE(jobs[i].locked_at.has_value());
+    CHECK(parse_utc_time_us(*jobs[i].locked_at).has_value());
+    CHECK_EQ(jobs[i].locked_at->size(), 27u);
+    CHECK_EQ(jobs[i].created_at.size(), 27u);
+    CHECK_FALSE(jobs[i].finished_at.has_value());
+  }
+  if (is_postgresql() && !through_pooler())
+    CHECK_EQ(query_text(fx.db(), "SHOW DateStyle").rfind("ISO", 0), 0u);
+}
+
 }  // namespace queuectl::testing::contract

@@ -143,3 +143,19 @@ TEST_CASE("format_utc_time_us prints what parse_utc_time_us reads, to the micros
   CHECK(format_utc_time_us(*parse_utc_time_us("2026-12-31 23:59:59.999999") + 30000000) ==
         "2027-01-01T00:00:29.999999Z");
 }
+
+TEST_CASE("rfc3339_from_pg_text: PostgreSQL's text of a UTC timestamptz, as queuectl prints it") {
+  using queuectl::rfc3339_from_pg_text;
+  // The fraction's trailing zeros are dropped by PostgreSQL, and a whole second has none.
+  CHECK(rfc3339_from_pg_text("2026-11-22 10:00:00.123456+00") == "2026-11-22T10:00:00.123456Z");
+  CHECK(rfc3339_from_pg_text("2026-11-22 10:00:00.1234+00") == "2026-11-22T10:00:00.123400Z");
+  CHECK(rfc3339_from_pg_text("2026-11-22 10:00:00.5+00") == "2026-11-22T10:00:00.500000Z");
+  CHECK(rfc3339_from_pg_text("2026-11-22 10:00:00+00") == "2026-11-22T10:00:00.000000Z");
+  // What MySQL and SQLite send already.
+  CHECK(rfc3339_from_pg_text("2026-11-22T10:00:00.000001Z") == "2026-11-22T10:00:00.000001Z");
+  // Anything else is not guessed at: another zone, another DateStyle, a stray form.
+  for (const char* bad : {"2026-11-22 10:00:00+09", "2026-11-22 10:00:00.123456+05:30",
+                          "11/22/2026 10:00:00.123 UTC", "22.11.2026 10:00:00 UTC", "infinity", "",
+                          "2026-11-22 10:00:00.1234567+00", "2026-11-22 10:00:00,5+00"})
+    CHECK_THROWS_AS(rfc3339_from_pg_text(bad), queuectl::Error);
+}

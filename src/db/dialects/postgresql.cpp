@@ -158,7 +158,8 @@ class PostgresqlDialect final : public Dialect {
 
   // The session's settings in one round trip (issue 13: every command pays for them), as
   // plain statements rather than startup options, which PgBouncer refuses:
-  // - TimeZone UTC: times are read and written as UTC text;
+  // - TimeZone UTC and DateStyle ISO: times are read and written as UTC text (a job's times
+  //   come as PostgreSQL's own text of them: job_columns);
   // - default_transaction_isolation READ COMMITTED: SKIP LOCKED claims and the guarded
   //   UPDATEs are written for it; a server whose default is stricter would turn every race
   //   into 40001;
@@ -170,16 +171,17 @@ class PostgresqlDialect final : public Dialect {
   // (BackendKeyData) when a pooler answered in the server's place: PgBouncer, Odyssey and
   // PgCat make up their own. Then the connection is pooled.
   //
-  // Told of a pooler in transaction mode (leave_no_state), only TimeZone is set, which
-  // PgBouncer keeps per client and sets again on each server session it hands over; the
-  // rest is set by each write transaction for itself (begin_pooled), and statements outside
-  // a transaction run with the server's defaults for the role.
+  // Told of a pooler in transaction mode (leave_no_state), only TimeZone and DateStyle are
+  // set, which PgBouncer keeps per client and sets again on each server session it hands
+  // over; the rest is set by each write transaction for itself (begin_pooled), and
+  // statements outside a transaction run with the server's defaults for the role.
   bool configure_session(soci::session& session, bool leave_no_state) const override {
     route_server_notices(native(session));  // not raw on stderr: see pg_notices.hpp
     if (leave_no_state) {
       std::string ignored;
       long long server_pid = 0;
-      session << "SELECT set_config('TimeZone', 'UTC', false), pg_backend_pid()",
+      session << "SELECT concat(set_config('TimeZone', 'UTC', false),"
+                 " set_config('DateStyle', 'ISO', false)), pg_backend_pid()",
           soci::into(ignored), soci::into(server_pid);
       return true;
     }
@@ -187,14 +189,15 @@ class PostgresqlDialect final : public Dialect {
     std::string ignored;
     long long server_pid = 0;
     session << "SELECT concat(set_config('TimeZone', 'UTC', false),"
+               " set_config('DateStyle', 'ISO', false),"
                " set_config('default_transaction_isolation', 'read committed', false),"
                " set_config('client_min_messages', 'warning', false),"
                " set_config('lock_timeout', :lock_wait, false)), pg_backend_pid()",
         soci::use(lock_wait, "lock_wait"), soci::into(ignored), soci::into(server_pid);
     return postgresql_driver().backend_pid(native(session)) != server_pid;
   }
-  // TimeZone needs nothing here: PgBouncer keeps it per client (it is one of the settings
-  // the server reports), and sets it on the server session it hands over.
+  // TimeZone and DateStyle need nothing here: PgBouncer keeps them per client (they are among
+  // the settings the server reports), and sets them on the server session it hands over.
   void begin_pooled(soci::session& session, std::chrono::milliseconds lock_wait) const override {
     session << "BEGIN ISOLATION LEVEL READ COMMITTED";
     std::string value = std::to_string(lock_wait.count()) + "ms";

@@ -68,10 +68,12 @@
 namespace queuectl::postgresql_sql {
 
 // Job's columns, in Job's order, each qualified with `alias` (empty or "j.").
+// The times as PostgreSQL's own text ("2026-11-22 10:00:00.1234+00" in the session's
+// TimeZone UTC and DateStyle ISO, which configure_session sets), made RFC 3339 by the
+// client (JobRowReader): a third of the server's time to_char takes (EXPLAIN ANALYZE of six
+// times of 100,000 rows: 49 ms against 150-170), and every claim returns them.
 inline std::string job_columns(const std::string& a) {
-  auto ts = [&](const char* col) {
-    return "to_char(" + a + col + " AT TIME ZONE 'UTC', " QC_RFC3339 ")";
-  };
+  auto ts = [&](const char* col) { return "CAST(" + a + col + " AS text)"; };
   return a + "id, " + a + "queue, " + a + "status, " + a + "priority, " + ts("run_at") + ", " + a +
          "attempts, " + a + "max_attempts, " + a + "payload, " + a + "result, " + a +
          "last_error, " + a + "locked_by, " + a + "lock_token, " + ts("locked_at") + ", " +
