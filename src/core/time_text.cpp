@@ -111,6 +111,8 @@ std::string rfc3339_from_pg_text(const std::string& text) {
   std::string out = text.substr(0, 19);
   out[10] = 'T';
   std::string fraction = n == 22 ? "" : text.substr(20, n - 23);
+  for (char c : fraction)
+    if (c < '0' || c > '9') throw Error("unexpected time '" + text + "' from the database");
   fraction.resize(6, '0');
   return out + "." + fraction + "Z";
 }
