@@ -103,6 +103,8 @@ std::string format_utc_time_us(std::int64_t us) {
 std::string rfc3339_from_pg_text(const std::string& text) {
   // "YYYY-MM-DDTHH:MM:SS.ffffffZ" already.
   if (text.size() == 27 && text[10] == 'T' && text.back() == 'Z') return text;
+  // What to_char made of them (NULL): a time the application's own SQL set so.
+  if (text == "infinity" || text == "-infinity") return "";
   // "YYYY-MM-DD HH:MM:SS" then ".f" to ".ffffff" or nothing, then "+00".
   const std::size_t n = text.size();
   const bool shaped = n >= 22 && text[4] == '-' && text[10] == ' ' && text[13] == ':' &&

@@ -26,8 +26,8 @@ std::string format_utc_time_us(std::int64_t us);
 // A time as queuectl prints it, from PostgreSQL's own text of a timestamptz in a session
 // with TimeZone UTC and DateStyle ISO ("2026-11-22 10:00:00.1234+00": the fraction's
 // trailing zeros dropped, no fraction at a whole second): "2026-11-22T10:00:00.123400Z".
-// Text already in that form (MySQL's, SQLite's) is returned as it is. Throws Error on
-// anything else.
+// Text already in that form (MySQL's, SQLite's) is returned as it is; "infinity" and
+// "-infinity" (which to_char made NULL) as "". Throws Error on anything else.
 std::string rfc3339_from_pg_text(const std::string& text);
 
 }  // namespace queuectl

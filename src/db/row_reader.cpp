@@ -40,7 +40,9 @@ Job JobRowReader::job() const {
   auto time_at = [&](std::size_t i) { return rfc3339_from_pg_text(text(i)); };
   auto opt_time_at = [&](std::size_t i) -> std::optional<std::string> {
     if (nulls_[i] == soci::i_null) return std::nullopt;
-    return rfc3339_from_pg_text(values_[i]);
+    std::string t = rfc3339_from_pg_text(values_[i]);
+    if (t.empty()) return std::nullopt;  // infinity
+    return t;
   };
   Job j;
   j.id = num(QC_AT("id"));

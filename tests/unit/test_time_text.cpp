@@ -153,10 +153,13 @@ TEST_CASE("rfc3339_from_pg_text: PostgreSQL's text of a UTC timestamptz, as queu
   CHECK(rfc3339_from_pg_text("2026-11-22 10:00:00+00") == "2026-11-22T10:00:00.000000Z");
   // What MySQL and SQLite send already.
   CHECK(rfc3339_from_pg_text("2026-11-22T10:00:00.000001Z") == "2026-11-22T10:00:00.000001Z");
+  // An infinite time, which the application's own SQL may set: what to_char made of it.
+  CHECK(rfc3339_from_pg_text("infinity").empty());
+  CHECK(rfc3339_from_pg_text("-infinity").empty());
   // Anything else is not guessed at: another zone, another DateStyle, a stray form.
   for (const char* bad :
        {"2026-11-22 10:00:00+09", "2026-11-22 10:00:00.123456+05:30", "11/22/2026 10:00:00.123 UTC",
-        "22.11.2026 10:00:00 UTC", "infinity", "", "2026-11-22 10:00:00.1234567+00",
+        "22.11.2026 10:00:00 UTC", "Infinity", "", "2026-11-22 10:00:00.1234567+00",
         "2026-11-22 10:00:00,5+00", "2026-11-22 10:00:00.1a+00"})
     CHECK_THROWS_AS(rfc3339_from_pg_text(bad), queuectl::Error);
 }
