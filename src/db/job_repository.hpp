@@ -215,7 +215,7 @@ class JobRepository {
   // between; from a statement's second run: see claim_returning); null: run once.
   struct PreparedClaim;
   // The claim statement `sql`, prepared on the server the first time (and its binds).
-  PreparedClaim& prepared_claim(const std::string& sql, bool rated);
+  PreparedClaim& prepared_claim(const std::string& sql, const ClaimReturning& q);
 
   Database& db_;
   std::map<const std::string*, std::unique_ptr<PreparedClaim>> prepared_claims_;

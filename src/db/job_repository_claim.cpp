@@ -59,6 +59,7 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
   if (const auto* one = std::get_if<ClaimReturning>(&db_.sql().claim)) {
+    if (request.limit == 1 && one->one_job) one = one->one_job.get();
     auto run = [&](const std::string& sql) {
       auto work = [&] { jobs = claim_returning(*one, sql, request, token); };
       if (one->in_transaction)
@@ -122,12 +123,13 @@ struct ClaimBinds {
   long long lease_ms = 0;
   int limit = 0, grant = 0, keys_free = 0;
 
-  void bind(soci::statement& st, bool rated) {
+  void bind(soci::statement& st, const ClaimReturning& q) {
     st.exchange(use(worker, "worker"));
     st.exchange(use(token, "token"));
     st.exchange(use(lease_ms, "lease_ms"));
     st.exchange(use(queue, "queue"));
-    st.exchange(use(limit, "limit"));
+    if (q.binds_limit) st.exchange(use(limit, "limit"));
+    const bool rated = q.rate.has_value();
     if (rated) {
       st.exchange(use(grant, "grant"));
       st.exchange(use(keys_free, "keys_free"));
@@ -186,12 +188,11 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const s
       if (b.grant == 0 && !rate->limit.per_key) return {};  // skipped, not waited on
     }
   }
-  const bool rated = q.rate.has_value();
   std::vector<Job> jobs;
   if (!keep) {
-    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) { b.bind(st, rated); });
+    jobs = fetch_jobs(db_.session(), sql, [&](soci::statement& st) { b.bind(st, q); });
   } else {
-    PreparedClaim& p = prepared_claim(sql, rated);
+    PreparedClaim& p = prepared_claim(sql, q);
     p.binds = b;
     try {
       for (bool got = p.st.execute(true); got; got = p.st.fetch()) jobs.push_back(p.reader.job());
@@ -205,12 +206,13 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const s
   return jobs;
 }
 
-JobRepository::PreparedClaim& JobRepository::prepared_claim(const std::string& sql, bool rated) {
+JobRepository::PreparedClaim& JobRepository::prepared_claim(const std::string& sql,
+                                                            const ClaimReturning& q) {
   auto& slot = prepared_claims_[&sql];
   if (slot) return *slot;
   auto p = std::make_unique<PreparedClaim>(db_.session());
   p->reader.bind(p->st);
-  p->binds.bind(p->st, rated);
+  p->binds.bind(p->st, q);
   try {
     p->st.alloc();
     p->st.prepare(sql, soci::details::st_repeatable_query);

@@ -12,6 +12,7 @@
 // tests/unit/test_dialect_statements.cpp checks for every backend.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -122,6 +123,11 @@ struct ClaimReturning {
   // queue with rate_per_key, nor when a job it picked has a group key. Tried between `claim`
   // and `claim_rated`.
   std::optional<std::string> claim_rated_simple;
+  // Whether the statements bind :limit. (PostgreSQL) `one_job` holds the same statements
+  // with LIMIT 1 written in, which bind no :limit, for a claim of one job: prepared, they
+  // are planned once rather than at every run (postgresql_jobs.cpp, make_claim).
+  bool binds_limit = true;
+  std::shared_ptr<const ClaimReturning> one_job;
 };
 
 // A claim in one short transaction of several statements (MySQL, MariaDB). For a claim of

@@ -307,10 +307,15 @@ TEST_CASE("PostgreSQL: a repository's repeated claims run one statement prepared
     CHECK_EQ(prepared(), 0);
     CHECK_EQ(claim(repo, "q", 1).size(), 1u);
     CHECK_EQ(prepared(), kept);
+    // A claim of several jobs runs its own statement (LIMIT bound, not written in): once
+    // as a one-time statement, then prepared.
     CHECK_EQ(claim(repo, "q", 2).size(), 2u);
+    CHECK_EQ(prepared(), kept);
     CHECK_EQ(claim(repo, "q", 5).size(), 1u);
     CHECK(claim(repo, "q", 5).empty());
-    CHECK_EQ(prepared(), kept);
+    CHECK_EQ(prepared(), 2 * kept);
+    CHECK(claim(repo, "q", 1).empty());
+    CHECK_EQ(prepared(), 2 * kept);
   }
   CHECK_EQ(prepared(), 0);
   CHECK_EQ(count_rows(fx.db(), "status = 1"), 5);

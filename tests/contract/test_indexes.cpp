@@ -468,13 +468,15 @@ TEST_CASE("the dialect's own claim takes its rows by index among 100,000 ready j
 }
 
 // A worker's claim statements are kept prepared (JobRepository::PreparedClaim). PostgreSQL
-// then plans each run with its values (a custom plan) unless the generic plan, which knows
-// neither the queue nor the LIMIT, is estimated cheaper. Among many ready jobs it is not: it
-// expects a tenth of them (cost enough to JIT-compile it), so the runs stay custom. And
-// should PostgreSQL choose it where it is the cheaper, it reads the claim index too.
+// then plans each run with its values (a custom plan) unless the generic plan is estimated
+// no dearer. A claim of several jobs binds its LIMIT, which a generic plan cannot see: it
+// expects a tenth of the ready jobs (cost enough to JIT-compile it), so those runs stay
+// custom. A claim of one job has LIMIT 1 written in (ClaimReturning::one_job): its generic
+// plan costs what its custom plans cost, and PostgreSQL plans it once, from the sixth run.
+// Every generic plan, chosen or not, reads the claim index.
 TEST_CASE(
-    "PostgreSQL: prepared claims stay custom-planned; their generic plans read the claim "
-    "index" *
+    "PostgreSQL: prepared claims of a batch stay custom-planned, of one job generic; every "
+    "generic plan reads the claim index" *
     doctest::skip(!is_postgresql() || through_pooler())) {
   FreshDatabase fx;
   JobRepository repo(fx.db());
@@ -482,28 +484,37 @@ TEST_CASE(
   exec(fx.db(),
        "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " + hundred_thousand_rows());
   analyze(fx.db());
+  const auto& batch = std::get<ClaimReturning>(fx.db().sql().claim);
+  REQUIRE(batch.one_job);
+  const ClaimReturning& one = *batch.one_job;
+  auto plans = [&](const char* kind, const ClaimReturning& statements) {
+    return scalar(fx.db(), std::string("SELECT COALESCE(sum(") + kind +
+                               "), 0) FROM pg_prepared_statements"
+                               " WHERE statement LIKE '%UPDATE job_queue j%'"
+                               " AND cardinality(parameter_types) " +
+                               (statements.binds_limit ? "= 5" : "= 4"));
+  };
+  for (int i = 0; i < 8; ++i) CHECK_EQ(claim(repo, "q", 2).size(), 2u);
   for (int i = 0; i < 8; ++i) CHECK_EQ(claim(repo, "q", 1).size(), 1u);
-  // Prepared at the second claim (of these, or of fill_table's): at least seven runs since,
-  // each planned with its values.
-  CHECK_GE(scalar(fx.db(),
-                  "SELECT sum(custom_plans) FROM pg_prepared_statements"
-                  " WHERE statement LIKE '%UPDATE job_queue j%'"),
-           7);
-  CHECK_EQ(scalar(fx.db(),
-                  "SELECT sum(generic_plans) FROM pg_prepared_statements"
-                  " WHERE statement LIKE '%UPDATE job_queue j%'"),
-           0);
-  const auto& one = std::get<ClaimReturning>(fx.db().sql().claim);
+  // Each prepared at its second claim (of these, or of fill_table's): at least seven runs
+  // since. A batch's each planned with its values; one job's planned once, for all values.
+  CHECK_GE(plans("custom_plans", batch), 7);
+  CHECK_EQ(plans("generic_plans", batch), 0);
+  CHECK_GE(plans("generic_plans", one), 2);
+  CHECK_LE(plans("custom_plans", one), 5);
   const std::map<std::string, std::string> values = {
       {"worker", "'w'"},
       {"token", "'00000000-0000-4000-8000-000000000000'"},
       {"lease_ms", "30000"},
       {"queue", "'q'"},
       {"limit", "1"}};
-  std::vector<const std::string*> claims = {&one.claim};
-  if (one.claim_ungrouped) claims.push_back(&*one.claim_ungrouped);
-  if (one.claim_rated_simple) claims.push_back(&*one.claim_rated_simple);
-  if (one.claim_rated) claims.push_back(&*one.claim_rated);
+  std::vector<const std::string*> claims;
+  for (const ClaimReturning* statements : {&batch, &one}) {
+    claims.push_back(&statements->claim);
+    if (statements->claim_ungrouped) claims.push_back(&*statements->claim_ungrouped);
+    if (statements->claim_rated_simple) claims.push_back(&*statements->claim_rated_simple);
+    if (statements->claim_rated) claims.push_back(&*statements->claim_rated);
+  }
   exec(fx.db(), "SET plan_cache_mode = force_generic_plan");
   for (const std::string* sql : claims) {
     // :name -> $n outside quoted text, as SOCI sends it; the values in $n's order.
