@@ -17,7 +17,8 @@
 #              its completions batched (completeJobBatchDelay 0), a no-op task, until JOBS
 #              jobs have succeeded (the setting of graphile-worker's own perfTest)
 # over JOBS jobs each, added by the database itself (queuectl: its row generator;
-# graphile-worker: graphile_worker.add_job over generate_series) and analyzed first. The
+# graphile-worker: one call of graphile_worker.add_jobs with an array of them; add_job once a
+# row, each with its own pg_notify and task upsert, took minutes for 100,000) and analyzed first. The
 # figure is jobs per second, and the median of the per-round ratios queuectl / graphile. The
 # graphile figure includes its runner's start (connecting its pool), a few milliseconds of
 # several seconds. Nothing is asserted: the machine is shared and noisy; read the ratios.
@@ -61,8 +62,10 @@ version=$(node -p "require('$TMP/gw/node_modules/graphile-worker/package.json').
 graphile_round() {
   psql -qAtX -v ON_ERROR_STOP=1 "$URL" >/dev/null <<SQL
 DELETE FROM graphile_worker._private_jobs;
-SELECT count(*) FROM (SELECT graphile_worker.add_job('noop', json_build_object('n', g))
-                        FROM generate_series(1, $JOBS) g) x;
+SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+  SELECT json_populate_record(NULL::graphile_worker.job_spec,
+                              json_build_object('identifier', 'noop', 'payload', json_build_object('n', g)))
+    FROM generate_series(1, $JOBS) g));
 VACUUM ANALYZE graphile_worker._private_jobs;
 SQL
   (cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$LOCAL_QUEUE")
