@@ -129,8 +129,7 @@ struct ClaimBinds {
     st.exchange(use(lease_ms, "lease_ms"));
     st.exchange(use(queue, "queue"));
     if (q.binds_limit) st.exchange(use(limit, "limit"));
-    const bool rated = q.rate.has_value();
-    if (rated) {
+    if (q.rate) {
       st.exchange(use(grant, "grant"));
       st.exchange(use(keys_free, "keys_free"));
     }
@@ -143,11 +142,12 @@ struct ClaimBinds {
 // parses and analyzes its text (three CTEs, four sub-selects) once, where a one-time
 // statement is parsed at every claim. That parsing was a quarter of a one-job claim:
 // pgbench on the landed statement, 0.47 ms a claim run as a one-time statement, 0.35
-// prepared, and the same 0.35 with custom plans forced, so it was not planning. PostgreSQL
-// keeps planning each run with its values (a custom plan) as long as the generic plan, which
-// cannot see the LIMIT and expects a tenth of the queue, costs more; it would choose the
-// generic plan only where that plan is the cheaper, and test_indexes.cpp checks that it
-// reads the claim index. (Forcing custom plans for the session made the plpgsql functions
+// prepared, and the same 0.35 with custom plans forced, so it was not planning. A claim of
+// several jobs is still planned at each run with its values (a custom plan): its generic
+// plan cannot see the bound LIMIT, expects a tenth of the queue and costs more. A claim of
+// one job (ClaimReturning::one_job, LIMIT 1 written in) is planned once, generically, from
+// its sixth run. test_indexes.cpp checks both, and that every generic plan reads the claim
+// index. (Forcing custom plans for the session made the plpgsql functions
 // plan each of their statements at every call: the rate-per-key race fell behind.) The
 // values are bound by reference, so they live here.
 struct JobRepository::PreparedClaim {

@@ -1,11 +1,10 @@
 #include "db/row_reader.hpp"
 
-#include "core/time_text.hpp"
-
 #include <type_traits>
 
 #include "core/errors.hpp"
 #include "core/job_fields.hpp"
+#include "core/time_text.hpp"
 
 namespace queuectl {
 namespace {
