@@ -7,8 +7,8 @@
 # Builds queue_bench in $BUILD_DIR (default: build), starts throwaway PostgreSQL and MariaDB
 # servers with scripts/test-servers.sh in a temporary directory (stopped and removed on exit),
 # and for each backend runs `queue_bench --claim` (W forked workers looping claim(limit B) +
-# ack_many until the queue is empty) without a limit and with one, alternately, $REPEAT
-# times each. The limit is $LIMIT: above W x B, so it never throttles, and what is measured
+# ack_many until the queue is empty) without a limit and with one, alternately (which goes
+# first alternates too), $REPEAT times each. The limit is $LIMIT: above W x B, so it never throttles, and what is measured
 # is the work of enforcing it (the queue's settings row locked, the processing jobs counted)
 # against the claim without it. The rate is $RATE starts a second with a burst as large,
 # far above what the claim achieves, so it never throttles either: what is measured is the
@@ -18,7 +18,9 @@
 #
 # Knobs (environment): BUILD_DIR, BACKENDS ("postgresql mysql sqlite"), WORKERS (2),
 # BATCHES ("1 100"), JOBS_B1 (3000), JOBS_B100 (20000), LIMIT (1000), RATE (1000000),
-# KINDS ("max-processing rate"), REPEAT (3), PG_URL and
+# KINDS ("max-processing rate"), REPEAT (3), DURABLE (1: the throwaway servers commit durably,
+# PostgreSQL with fsync, synchronous_commit and full_page_writes on, MariaDB with
+# innodb_flush_log_at_trx_commit = 1; default 0, the test servers' settings), PG_URL and
 # MYSQL_URL (servers already running; the database name must contain "bench" or "test").
 set -euo pipefail
 
@@ -34,6 +36,7 @@ LIMIT=${LIMIT:-1000}
 RATE=${RATE:-1000000}
 KINDS=${KINDS:-max-processing rate}
 REPEAT=${REPEAT:-3}
+DURABLE=${DURABLE:-0}
 
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/limits.sh: $*" >&2; exit 1; }
@@ -64,6 +67,19 @@ if [[ -z ${PG_URL:-} || -z ${MYSQL_URL:-} ]] && [[ $BACKENDS == *postgresql* || 
 fi
 PG_URL=${PG_URL:-${QUEUECTL_TEST_PG_URL:-}}
 MYSQL_URL=${MYSQL_URL:-${QUEUECTL_TEST_MYSQL_URL:-}}
+if ((DURABLE)); then
+  ((STARTED)) || die "DURABLE=1 changes server settings: only on the servers this script starts"
+  say "durable commits: fsync, synchronous_commit, full_page_writes on; innodb_flush_log_at_trx_commit = 1"
+  if [[ $BACKENDS == *postgresql* ]]; then
+    psql -X -q -v ON_ERROR_STOP=1 "$PG_URL" -c "ALTER SYSTEM SET fsync = on" \
+      -c "ALTER SYSTEM SET synchronous_commit = on" -c "ALTER SYSTEM SET full_page_writes = on" \
+      -c "SELECT pg_reload_conf()" >/dev/null
+  fi
+  if [[ $BACKENDS == *mysql* ]]; then
+    mariadb --no-defaults -S "$TMP/mysql/mysql.sock" -uroot \
+      -e "SET GLOBAL innodb_flush_log_at_trx_commit = 1" >/dev/null
+  fi
+fi
 
 printf '| claim+ack, W=%s, with a limit vs none: jobs/s ratio (median of %s runs each) | batch |' \
   "$WORKERS" "$REPEAT"
@@ -87,10 +103,17 @@ for kind in $KINDS; do
       esac
       ratios=""
       for ((r = 1; r <= REPEAT; r++)); do
-        free=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
-          --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" | grep '^claim_ack')
-        capped=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
-          --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" "${limit_args[@]}" | grep '^claim_ack')
+        # Each run resets the schema; which of the two goes first alternates, so that what
+        # the run before leaves (dropped files, WAL to checkpoint) falls on both alike.
+        run_free() {
+          free=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+            --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" | grep '^claim_ack')
+        }
+        run_capped() {
+          capped=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+            --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" "${limit_args[@]}" | grep '^claim_ack')
+        }
+        if ((r % 2)); then run_free; run_capped; else run_capped; run_free; fi
         echo "$free" >&2
         echo "$capped" >&2
         ratios+=$(awk -v a="$(field "$capped" jobs_per_s)" -v b="$(field "$free" jobs_per_s)" \
