@@ -8,9 +8,9 @@
 # servers with scripts/test-servers.sh in a temporary directory (stopped and removed on exit),
 # and for each backend runs `queue_bench --claim` (W forked workers looping claim(limit B) +
 # ack_many until the queue is empty) without a limit and with one, alternately (which goes
-# first alternates too), $REPEAT times each. The limit is $LIMIT: above W x B, so it never throttles, and what is measured
-# is the work of enforcing it (the queue's settings row locked, the processing jobs counted)
-# against the claim without it. The rate is $RATE starts a second with a burst as large,
+# first alternates too), $REPEAT times each. The limit is $LIMIT: above W x B, so it never
+# throttles, and what is measured is the work of enforcing it (the queue's settings row
+# locked, the processing jobs counted) against the claim without it. The rate is $RATE starts a second with a burst as large,
 # far above what the claim achieves, so it never throttles either: what is measured is the
 # bucket read, refilled and written by every claim. The figure is the median of the per-run ratios
 # limited / unlimited of jobs per second, measured in the same run: read the ratios, not

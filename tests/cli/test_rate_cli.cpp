@@ -41,6 +41,34 @@ std::int64_t db_now_us(FreshDatabase& fixture) {
   return epoch_us(json(JobRepository(fixture.db()).now()));
 }
 
+// 8 `work --concurrency 2 -- true` processes on `queue` for `ms`, then stopped: the start
+// times (sorted) of the jobs claimed by then, and the database's time then.
+struct RaceStarts {
+  std::vector<std::int64_t> at_us;
+  std::int64_t stop_us = 0;
+};
+
+RaceStarts race_starts(FreshDatabase& fixture, const std::string& queue, int ms) {
+  const std::string& url = fixture.url();
+  Cleanup cleanup;
+  TempDir dir;
+  std::vector<int> workers;
+  for (int i = 0; i < 8; ++i)
+    workers.push_back(
+        cleanup.child(spawn_queuectl(url, {"work", queue, "--concurrency", "2", "--", "true"},
+                                     dir.path() + "/w" + std::to_string(i) + ".log")));
+  sleep_ms(ms);
+  RaceStarts r;
+  r.stop_us = db_now_us(fixture);
+  const std::vector<Start> s = starts(url, queue);
+  for (int pid : workers) kill(pid, SIGTERM);
+  for (int pid : workers) CHECK(wait_child(cleanup, pid) == 0);
+  for (const Start& x : s)
+    if (x.at_us <= r.stop_us) r.at_us.push_back(x.at_us);
+  std::sort(r.at_us.begin(), r.at_us.end());
+  return r;
+}
+
 void enqueue_keyed(const std::string& url, const std::string& queue,
                    const std::map<std::string, int>& per_key) {
   std::string lines;
@@ -178,26 +206,12 @@ TEST_CASE("cli: rate: each claim command takes one token, however full the bucke
 TEST_CASE("slow: rate race: 8 workers for 30 s against --rate 20/s --burst 10") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
-  Cleanup cleanup;
-  TempDir dir;
   ok(url, {"queue", "race", "--rate", "20/s", "--burst", "10"});
   enqueue_many(url, "race", 2000);
-  std::vector<int> workers;
-  for (int i = 0; i < 8; ++i)
-    workers.push_back(
-        cleanup.child(spawn_queuectl(url, {"work", "race", "--concurrency", "2", "--", "true"},
-                                     dir.path() + "/w" + std::to_string(i) + ".log")));
-  sleep_ms(30000);
-  const std::int64_t stop_us = db_now_us(fixture);
-  std::vector<Start> s = starts(url, "race");
-  for (int pid : workers) kill(pid, SIGTERM);
-  for (int pid : workers) CHECK(wait_child(cleanup, pid) == 0);
-  REQUIRE(!s.empty());
-  std::int64_t first = s.front().at_us;
-  for (const Start& x : s) first = std::min(first, x.at_us);
-  const long long claimed =
-      std::count_if(s.begin(), s.end(), [&](const Start& x) { return x.at_us <= stop_us; });
-  const double elapsed = static_cast<double>(stop_us - first) / 1e6;
+  const RaceStarts r = race_starts(fixture, "race", 30000);
+  REQUIRE(!r.at_us.empty());
+  const auto claimed = static_cast<double>(r.at_us.size());
+  const double elapsed = static_cast<double>(r.stop_us - r.at_us.front()) / 1e6;
   const double allowed = 20 * elapsed + 10;
   INFO("claimed " << claimed << " in " << elapsed << " s; the bucket allows " << allowed);
   CHECK(elapsed >= 25);
@@ -211,26 +225,12 @@ TEST_CASE("slow: rate race: 8 workers for 30 s against --rate 20/s --burst 10") 
 TEST_CASE("slow: rate race with tokens taken ahead: 8 workers against --rate 100/s --burst 50") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
-  Cleanup cleanup;
-  TempDir dir;
   ok(url, {"queue", "ahead", "--rate", "100/s", "--burst", "50"});
   enqueue_many(url, "ahead", 3000);
-  std::vector<int> workers;
-  for (int i = 0; i < 8; ++i)
-    workers.push_back(
-        cleanup.child(spawn_queuectl(url, {"work", "ahead", "--concurrency", "2", "--", "true"},
-                                     dir.path() + "/w" + std::to_string(i) + ".log")));
-  sleep_ms(12000);
-  const std::int64_t stop_us = db_now_us(fixture);
-  std::vector<Start> s = starts(url, "ahead");
-  for (int pid : workers) kill(pid, SIGTERM);
-  for (int pid : workers) CHECK(wait_child(cleanup, pid) == 0);
-  std::vector<std::int64_t> at;
-  for (const Start& x : s)
-    if (x.at_us <= stop_us) at.push_back(x.at_us);
+  const RaceStarts r = race_starts(fixture, "ahead", 12000);
+  const std::vector<std::int64_t>& at = r.at_us;
   REQUIRE(!at.empty());
-  std::sort(at.begin(), at.end());
-  const double elapsed = static_cast<double>(stop_us - at.front()) / 1e6;
+  const double elapsed = static_cast<double>(r.stop_us - at.front()) / 1e6;
   const double allowed = 100 * elapsed + 50;
   const auto claimed = static_cast<double>(at.size());
   std::size_t busiest = 0;

@@ -21,6 +21,15 @@ RateLimit slow(int burst, bool per_key = false) {
   return r;
 }
 
+// `count` a second with a burst of `burst`.
+RateLimit per_second(int count, int burst) {
+  RateLimit r;
+  r.count = count;
+  r.period_ms = 1000;
+  r.burst = burst;
+  return r;
+}
+
 Job add_grouped(JobRepository& repo, const std::string& queue, const std::string& key) {
   NewJob j = new_job(queue);
   j.group_key = key;
@@ -216,11 +225,7 @@ TEST_CASE("rate limit: a worker claiming again takes tokens ahead and spends the
   FreshDatabase fx;
   JobRepository repo(fx.db());
   AdminRepository admin(fx.db());
-  RateLimit fast;
-  fast.count = 1000;
-  fast.period_ms = 1000;
-  fast.burst = 1000;
-  admin.set_rate("fast", fast);
+  admin.set_rate("fast", per_second(1000, 1000));
   for (int i = 0; i < 60; ++i) add(repo, "fast");
   auto granted = [&] {
     return scalar(fx.db(), "SELECT rate_granted FROM queuectl_queues WHERE queue = 'fast'");
@@ -265,11 +270,7 @@ TEST_CASE("rate limit: a small burst takes exactly one token a claim" *
   FreshDatabase fx;
   JobRepository repo(fx.db());
   AdminRepository admin(fx.db());
-  RateLimit r;
-  r.count = 1000;
-  r.period_ms = 1000;
-  r.burst = 10;
-  admin.set_rate("small", r);
+  admin.set_rate("small", per_second(1000, 10));
   for (int i = 0; i < 8; ++i) add(repo, "small");
   for (int i = 0; i < 8; ++i) {
     REQUIRE_EQ(claim(repo, "small", 1).size(), 1u);
