@@ -9,8 +9,8 @@
 #
 # Builds queue_bench in $BUILD_DIR (default: build; SKIP_BUILD=1 uses it as it is), starts a
 # throwaway MariaDB and PostgreSQL (scripts/test-servers.sh starts both) through
-# bench/servers.sh unless URL names a server, and for each batch size B runs, alternately,
-# $REPEAT times each:
+# bench/servers.sh unless URL names a server, and for each batch size B runs, alternately
+# (which goes first alternates too), $REPEAT times each:
 #   library  queue_bench --claim: W forked workers loop JobRepository::claim(limit B) +
 #            ack_many until the queue is empty
 #   bare     queue_bench --claim --bare: the same workers run the article's statements
@@ -69,8 +69,15 @@ for batch in $BATCHES; do
   lib=() bare=() ratios=()
   for ((r = 1; r <= REPEAT; r++)); do
     say "batch $batch, round $r of $REPEAT"
-    l=$(run "$batch")
-    b=$(run "$batch" --bare)
+    # Each run resets the schema; which goes first alternates, so that what the run before
+    # leaves (dropped files, WAL to checkpoint) falls on both alike.
+    if ((r % 2)); then
+      l=$(run "$batch")
+      b=$(run "$batch" --bare)
+    else
+      b=$(run "$batch" --bare)
+      l=$(run "$batch")
+    fi
     echo "$l" >&2
     echo "$b" >&2
     lib+=("$(field "$l" jobs_per_s)") bare+=("$(field "$b" jobs_per_s)")

@@ -8,7 +8,8 @@
 # graphile-worker (the version bench/graphile/package.json pins) is installed from the npm
 # registry into the run's temporary folder, never into the repository. Node.js and npm are
 # not among what scripts/install-deps.sh installs (no test needs them); graphile-worker 0.18
-# declares Node.js 22 and ran on Node.js 20 here. Each round, alternately:
+# declares Node.js 22 and ran on Node.js 20 here. Each round, alternately (which goes first
+# alternates too):
 #   queuectl   queue_bench --claim: W forked workers, each its own connection, loop
 #              JobRepository::claim(limit B) + ack_many until JOBS jobs are done; once for each
 #              B in BATCHES (the best is the figure)
@@ -85,10 +86,17 @@ queuectl_round() {  # the best jobs/s over BATCHES, as "jobs_per_s=N batch=B"
 
 q=() g=() ratios=() batches=()
 for ((r = 1; r <= ROUNDS; r++)); do
-  say "round $r of $ROUNDS: queuectl"
-  ql=$(queuectl_round)
-  say "round $r of $ROUNDS: graphile-worker $version"
-  gl=$(graphile_round)
+  # Which goes first alternates, so that what the run before leaves (WAL to checkpoint,
+  # dead rows) falls on both alike.
+  if ((r % 2)); then
+    say "round $r of $ROUNDS: queuectl, then graphile-worker $version"
+    ql=$(queuectl_round)
+    gl=$(graphile_round)
+  else
+    say "round $r of $ROUNDS: graphile-worker $version, then queuectl"
+    gl=$(graphile_round)
+    ql=$(queuectl_round)
+  fi
   echo "$gl" >&2
   q+=("$(field "$ql" jobs_per_s)") g+=("$(field "$gl" jobs_per_s)") batches+=("$(field "$ql" batch)")
   ratios+=("$(ratio "$(field "$ql" jobs_per_s)" "$(field "$gl" jobs_per_s)")")

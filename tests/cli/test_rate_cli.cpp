@@ -189,9 +189,11 @@ TEST_CASE("cli: rate: work --drain waits for each token and runs every job") {
 
 // PostgreSQL: a session takes tokens ahead only when it claims the queue again within 100 ms
 // (migration 17). A `queuectl claim` is a session of its own, so each takes the one token its
-// job needs, however plentiful the bucket: nothing is lost when the command ends.
+// job needs, however plentiful the bucket: nothing is lost when the command ends. (Through a
+// transaction pooler the commands share the pooler's server sessions, and a second command
+// within 100 ms may take tokens ahead there for the next: skipped.)
 TEST_CASE("cli: rate: each claim command takes one token, however full the bucket" *
-          doctest::skip(!is_postgresql())) {
+          doctest::skip(!is_postgresql() || through_pooler())) {
   FreshDatabase fixture;
   const std::string& url = fixture.url();
   ok(url, {"queue", "fast", "--rate", "1000/s", "--burst", "1000"});
