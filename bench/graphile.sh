@@ -14,9 +14,10 @@
 #              JobRepository::claim(limit B) + ack_many until JOBS jobs are done; once for each
 #              B in BATCHES (the best is the figure)
 #   graphile   bench/graphile/drain.mjs: one Node.js process runs graphile-worker with
-#              CONCURRENCY jobs at once, its local queue fetching LOCAL_QUEUE jobs a query and
-#              its completions batched (completeJobBatchDelay 0), a no-op task, until JOBS
-#              jobs have succeeded (the setting of graphile-worker's own perfTest)
+#              CONCURRENCY jobs at once, its local queue fetching L jobs a query and its
+#              completions batched (completeJobBatchDelay 0), a no-op task, until JOBS jobs
+#              have succeeded (graphile-worker's own perfTest: 24 at once, L = 500); once for
+#              each L in LOCAL_QUEUES (the best is the figure: each side gets as many tries)
 # over JOBS jobs each, added by the database itself (queuectl: its row generator;
 # graphile-worker: one call of graphile_worker.add_jobs with an array of them; add_job once a
 # row, each with its own pg_notify and task upsert, took minutes for 100,000) and analyzed first. The
@@ -25,7 +26,7 @@
 # several seconds. Nothing is asserted: the machine is shared and noisy; read the ratios.
 #
 # Knobs (environment): BUILD_DIR, SKIP_BUILD=1, JOBS (100000), ROUNDS (3), WORKERS (2),
-# BATCHES ("100 1000"), CONCURRENCY (24), LOCAL_QUEUE (500), KEEP_TMP=1.
+# BATCHES ("100 1000"), CONCURRENCY (24), LOCAL_QUEUES ("500 1000"), KEEP_TMP=1.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -36,7 +37,7 @@ ROUNDS=${ROUNDS:-3}
 WORKERS=${WORKERS:-2}
 BATCHES=${BATCHES:-100 1000}
 CONCURRENCY=${CONCURRENCY:-24}
-LOCAL_QUEUE=${LOCAL_QUEUE:-500}
+LOCAL_QUEUES=${LOCAL_QUEUES:-500 1000}
 
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/graphile.sh: $*" >&2; exit 1; }
@@ -60,7 +61,7 @@ cp "$ROOT/bench/graphile/package.json" "$ROOT/bench/graphile/drain.mjs" "$TMP/gw
   die "graphile-worker could not install its schema"
 version=$(node -p "require('$TMP/gw/node_modules/graphile-worker/package.json').version")
 
-graphile_round() {
+graphile_drain() {  # one drain with local queue size $1: "graphile jobs=... jobs_per_s=N"
   psql -qAtX -v ON_ERROR_STOP=1 "$URL" >/dev/null <<SQL
 DELETE FROM graphile_worker._private_jobs;
 SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
@@ -69,7 +70,18 @@ SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
     FROM generate_series(1, $JOBS) g));
 VACUUM ANALYZE graphile_worker._private_jobs;
 SQL
-  (cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$LOCAL_QUEUE")
+  (cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$1")
+}
+
+graphile_round() {  # the best jobs/s over LOCAL_QUEUES, as "jobs_per_s=N size=L"
+  local best=0 best_l=0 line jps
+  for l in $LOCAL_QUEUES; do
+    line=$(graphile_drain "$l")
+    echo "$line local_queue=$l" >&2
+    jps=$(field "$line" jobs_per_s)
+    if ((jps > best)); then best=$jps best_l=$l; fi
+  done
+  echo "jobs_per_s=$best size=$best_l"
 }
 
 queuectl_round() {  # the best jobs/s over BATCHES, as "jobs_per_s=N batch=B"
@@ -84,7 +96,7 @@ queuectl_round() {  # the best jobs/s over BATCHES, as "jobs_per_s=N batch=B"
   echo "jobs_per_s=$best batch=$best_b"
 }
 
-q=() g=() ratios=() batches=()
+q=() g=() ratios=() batches=() sizes=()
 for ((r = 1; r <= ROUNDS; r++)); do
   # Which goes first alternates, so that what the run before leaves (WAL to checkpoint,
   # dead rows) falls on both alike.
@@ -97,8 +109,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
     gl=$(graphile_round)
     ql=$(queuectl_round)
   fi
-  echo "$gl" >&2
   q+=("$(field "$ql" jobs_per_s)") g+=("$(field "$gl" jobs_per_s)") batches+=("$(field "$ql" batch)")
+  sizes+=("$(field "$gl" size)")
   ratios+=("$(ratio "$(field "$ql" jobs_per_s)" "$(field "$gl" jobs_per_s)")")
 done
 
@@ -106,5 +118,5 @@ echo
 echo "| PostgreSQL, $JOBS jobs, median of $ROUNDS rounds | jobs/s |"
 echo "|---|---:|"
 echo "| queuectl library, $WORKERS workers, best of batch ${BATCHES// /, } (best: ${batches[*]}) | $(median "${q[@]}") |"
-echo "| graphile-worker $version, concurrency $CONCURRENCY, local queue $LOCAL_QUEUE, batched completions | $(median "${g[@]}") |"
+echo "| graphile-worker $version, concurrency $CONCURRENCY, batched completions, best of local queue ${LOCAL_QUEUES// /, } (best: ${sizes[*]}) | $(median "${g[@]}") |"
 echo "| queuectl / graphile-worker (per-round ratios: ${ratios[*]}) | **$(median "${ratios[@]}")x** |"
