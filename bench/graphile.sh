@@ -61,7 +61,7 @@ cp "$ROOT/bench/graphile/package.json" "$ROOT/bench/graphile/drain.mjs" "$TMP/gw
   die "graphile-worker could not install its schema"
 version=$(node -p "require('$TMP/gw/node_modules/graphile-worker/package.json').version")
 
-graphile_drain() {  # one drain with local queue size $1: "graphile jobs=... jobs_per_s=N"
+graphile_drain() {  # one drain with local queue size $1: "graphile ... jobs_per_s=N local_queue=L"
   psql -qAtX -v ON_ERROR_STOP=1 "$URL" >/dev/null <<SQL
 DELETE FROM graphile_worker._private_jobs;
 SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
@@ -70,30 +70,23 @@ SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
     FROM generate_series(1, $JOBS) g));
 VACUUM ANALYZE graphile_worker._private_jobs;
 SQL
-  (cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$1")
+  echo "$(cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$1") local_queue=$1"
 }
 
-graphile_round() {  # the best jobs/s over LOCAL_QUEUES, as "jobs_per_s=N size=L"
-  local best=0 best_l=0 line jps
-  for l in $LOCAL_QUEUES; do
-    line=$(graphile_drain "$l")
-    echo "$line local_queue=$l" >&2
-    jps=$(field "$line" jobs_per_s)
-    if ((jps > best)); then best=$jps best_l=$l; fi
-  done
-  echo "jobs_per_s=$best size=$best_l"
+queuectl_drain() {  # one drain at batch $1: the claim_ack line
+  "$QB" --db "$URL" --claim --workers "$WORKERS" --batches "$1" --jobs "$JOBS" | grep '^claim_ack'
 }
 
-queuectl_round() {  # the best jobs/s over BATCHES, as "jobs_per_s=N batch=B"
-  local best=0 best_b=0 line jps
-  for b in $BATCHES; do
-    line=$("$QB" --db "$URL" --claim --workers "$WORKERS" --batches "$b" --jobs "$JOBS" |
-      grep '^claim_ack')
+best_of() {  # best_of DRAIN VALUES...: DRAIN once with each value; "jobs_per_s=N best=V" of the fastest
+  local drain=$1 best=0 best_v=0 line jps v
+  shift
+  for v in "$@"; do
+    line=$("$drain" "$v")
     echo "$line" >&2
     jps=$(field "$line" jobs_per_s)
-    if ((jps > best)); then best=$jps best_b=$b; fi
+    if ((jps > best)); then best=$jps best_v=$v; fi
   done
-  echo "jobs_per_s=$best batch=$best_b"
+  echo "jobs_per_s=$best best=$best_v"
 }
 
 q=() g=() ratios=() batches=() sizes=()
@@ -102,15 +95,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
   # dead rows) falls on both alike.
   if ((r % 2)); then
     say "round $r of $ROUNDS: queuectl, then graphile-worker $version"
-    ql=$(queuectl_round)
-    gl=$(graphile_round)
+    ql=$(best_of queuectl_drain $BATCHES)
+    gl=$(best_of graphile_drain $LOCAL_QUEUES)
   else
     say "round $r of $ROUNDS: graphile-worker $version, then queuectl"
-    gl=$(graphile_round)
-    ql=$(queuectl_round)
+    gl=$(best_of graphile_drain $LOCAL_QUEUES)
+    ql=$(best_of queuectl_drain $BATCHES)
   fi
-  q+=("$(field "$ql" jobs_per_s)") g+=("$(field "$gl" jobs_per_s)") batches+=("$(field "$ql" batch)")
-  sizes+=("$(field "$gl" size)")
+  q+=("$(field "$ql" jobs_per_s)") g+=("$(field "$gl" jobs_per_s)") batches+=("$(field "$ql" best)")
+  sizes+=("$(field "$gl" best)")
   ratios+=("$(ratio "$(field "$ql" jobs_per_s)" "$(field "$gl" jobs_per_s)")")
 done
 

@@ -87,6 +87,11 @@ for b in $BACKENDS; do printf ' %s |' "$b"; done
 printf '\n|---|---:|'
 for b in $BACKENDS; do printf -- '---:|'; done
 printf '\n'
+claim_run() {  # one drain of $url at batch $batch with the options given: its claim_ack line
+  "$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
+    --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" "$@" | grep '^claim_ack'
+}
+
 for kind in $KINDS; do
   case $kind in
     max-processing) limit_args=(--max-processing "$LIMIT"); label="--max-processing $LIMIT / none" ;;
@@ -105,15 +110,11 @@ for kind in $KINDS; do
       for ((r = 1; r <= REPEAT; r++)); do
         # Each run resets the schema; which of the two goes first alternates, so that what
         # the run before leaves (dropped files, WAL to checkpoint) falls on both alike.
-        run_free() {
-          free=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
-            --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" | grep '^claim_ack')
-        }
-        run_capped() {
-          capped=$("$QB" --db "$url" --claim --workers "$WORKERS" --batches "$batch" \
-            --jobs-b1 "$JOBS_B1" --jobs-b100 "$JOBS_B100" "${limit_args[@]}" | grep '^claim_ack')
-        }
-        if ((r % 2)); then run_free; run_capped; else run_capped; run_free; fi
+        if ((r % 2)); then
+          free=$(claim_run) capped=$(claim_run "${limit_args[@]}")
+        else
+          capped=$(claim_run "${limit_args[@]}") free=$(claim_run)
+        fi
         echo "$free" >&2
         echo "$capped" >&2
         ratios+=$(awk -v a="$(field "$capped" jobs_per_s)" -v b="$(field "$free" jobs_per_s)" \
