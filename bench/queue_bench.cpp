@@ -52,6 +52,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -266,7 +267,7 @@ void run_on_ids(soci::session& s, const std::string& sql, std::vector<long long>
 }
 
 // --bare on PostgreSQL: the article's claim, one statement in autocommit (UPDATE of the ids a
-// sub-select picks with FOR UPDATE SKIP LOCKED, RETURNING them), then the same ack as below.
+// sub-select picks with FOR UPDATE SKIP LOCKED, RETURNING them), then its ack (BarePgAck).
 // The claim is prepared on the server once per worker and run again with new values, as a
 // hand-written worker would keep it (a statement prepared for each claim would also send
 // PREPARE and DEALLOCATE: three round trips, which the floor measured until 2026-11-28).
@@ -297,9 +298,30 @@ struct BarePgClaim {
   int batch = 0;
 };
 
+// --bare on PostgreSQL: the article's ack of `count` ids, prepared once per worker for each
+// count of ids and run again with new values, as the library keeps its own ack prepared
+// (since 2026-11-28; before, both sent theirs as one-time statements).
+struct BarePgAck {
+  BarePgAck(soci::session& s, std::size_t count) : st(s), ids(count) {
+    bind_ids(st, ids);
+    st.exchange(soci::use(token, "token"));
+    st.alloc();
+    st.prepare(expand_ids("UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = now(),"
+                          " updated_at = now() WHERE id IN ({ids}) AND status = 1"
+                          " AND lock_token = CAST(:token AS text)",
+                          count),
+               soci::details::st_repeatable_query);
+    st.define_and_bind();
+  }
+  soci::statement st;
+  std::vector<long long> ids;
+  std::string token;
+};
+
 long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batch,
                             const std::string& token, double& claim_s, double& ack_s) {
-  static std::unique_ptr<BarePgClaim> claim;  // one worker process, one session
+  static std::unique_ptr<BarePgClaim> claim;                      // one worker process, one session
+  static std::map<std::size_t, std::unique_ptr<BarePgAck>> acks;  // by their count of ids
   if (!claim) claim = std::make_unique<BarePgClaim>(s);
   std::vector<long long> ids;
   auto t0 = Clock::now();
@@ -309,13 +331,12 @@ long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batc
   for (bool got = claim->st.execute(true); got; got = claim->st.fetch()) ids.push_back(claim->id);
   claim_s += seconds_since(t0);
   if (ids.empty()) return 0;
-  std::string tok = token;
   auto t1 = Clock::now();
-  run_on_ids(s,
-             "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = now(),"
-             " updated_at = now() WHERE id IN ({ids}) AND status = 1"
-             " AND lock_token = CAST(:token AS text)",
-             ids, tok);
+  std::unique_ptr<BarePgAck>& ack = acks[ids.size()];
+  if (!ack) ack = std::make_unique<BarePgAck>(s, ids.size());
+  std::copy(ids.begin(), ids.end(), ack->ids.begin());  // in place: bound by reference
+  ack->token = token;
+  ack->st.execute(true);
   ack_s += seconds_since(t1);
   return static_cast<long long>(ids.size());
 }

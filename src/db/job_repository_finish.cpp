@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "core/errors.hpp"
 #include "db/dependencies.hpp"
@@ -35,6 +36,43 @@ void JobRepository::ack(const AckItem& item) {
   if (!lost.empty()) throw_lease_lost(item.id);
 }
 
+std::vector<long long> JobRepository::ack_id_array(const std::string& sql, const std::string& ids,
+                                                   std::size_t count, const std::string& token) {
+  // As claim_returning: only where one server session answers every statement (no
+  // transaction pooler), and only from the second run, so that `queuectl ack` sends one
+  // statement and no PREPARE. And only for a few ids (PreparedAck::kMaxIds).
+  const bool keep = db_.dialect().backend() == Backend::postgresql && !db_.pooled() &&
+                    std::exchange(ack_ran_, true) && count <= PreparedAck::kMaxIds;
+  if (!keep) {
+    return fetch_ids(db_.session(), sql, [&](soci::statement& st) {
+      st.exchange(use(ids, "ids"));
+      st.exchange(use(token, "token"));
+    });
+  }
+  if (!prepared_ack_) {
+    auto p = std::make_unique<PreparedAck>(db_.session());
+    p->st.exchange(soci::into(p->id));
+    p->st.exchange(use(p->ids, "ids"));
+    p->st.exchange(use(p->token, "token"));
+    p->st.alloc();
+    p->st.prepare(sql, soci::details::st_repeatable_query);
+    p->st.define_and_bind();
+    prepared_ack_ = std::move(p);
+  }
+  PreparedAck& p = *prepared_ack_;
+  p.ids = ids;
+  p.token = token;
+  std::vector<long long> acked;
+  try {
+    for (bool got = p.st.execute(true); got; got = p.st.fetch()) acked.push_back(p.id);
+  } catch (...) {
+    // Whatever went wrong, the next ack prepares it afresh rather than trust it.
+    prepared_ack_.reset();
+    throw;
+  }
+  return acked;
+}
+
 void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail) {
   // Only on the failure path: one read to tell a missing job (4) from a lost lease (3).
   if (!find(id)) throw NotFound("job " + std::to_string(id) + " not found");
@@ -59,8 +97,8 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
   // rolled back and done again the locking way.
   const bool returning = db_.dialect().update_returning();
   bool optimistic = !returning;
-  const std::optional<std::string>& ack_id_array = db_.sql().finish.ack_id_array;
-  const bool arrays = ack_id_array.has_value();
+  const std::optional<std::string>& ack_id_array_sql = db_.sql().finish.ack_id_array;
+  const bool arrays = ack_id_array_sql.has_value();
   const std::size_t chunk = arrays ? kArrayRows : kBulkRows;
   // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
   // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
@@ -84,10 +122,8 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
           ArrayLiteral list;
           for (long long id : ids) list.add(id);
           std::string ids_text = list.done();
-          std::vector<long long> acked = fetch_ids(s, *ack_id_array, [&](soci::statement& st) {
-            st.exchange(use(ids_text, "ids"));
-            st.exchange(use(token, "token"));
-          });
+          std::vector<long long> acked =
+              ack_id_array(*ack_id_array_sql, ids_text, ids.size(), token);
           std::sort(acked.begin(), acked.end());
           for (long long id : ids)
             if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);

@@ -550,6 +550,45 @@ TEST_CASE(
   exec(fx.db(), "RESET plan_cache_mode");
 }
 
+// A worker's acks are kept prepared too (JobRepository::PreparedAck). The generic plan of
+// an ack cannot see how many ids it names, nor which: with 100,000 jobs processing (a backlog
+// under long leases) and 100,000 done, it must still find them by the primary key, not
+// read a processing index or the table.
+TEST_CASE("PostgreSQL: the generic plan of the prepared ack reads the primary key" *
+          doctest::skip(!is_postgresql() || through_pooler())) {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  fill_table(fx, repo);
+  exec(fx.db(),
+       "INSERT INTO job_queue (queue, status, attempts, payload, locked_by, lock_token, "
+       "locked_at, lock_until) SELECT 'q', 1, 1, '{}', 'w', 't', now(), now() + interval "
+       "'1 hour' FROM " +
+           hundred_thousand_rows());
+  analyze(fx.db());
+  const std::optional<std::string>& ack = fx.db().sql().finish.ack_id_array;
+  REQUIRE(ack.has_value());
+  std::string text = *ack;
+  for (const auto& [name, number] : {std::pair<std::string, std::string>{":ids", "$1"},
+                                     std::pair<std::string, std::string>{":token", "$2"}}) {
+    const auto at = text.find(name);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, name.size(), number);
+  }
+  // Each name once: none left.
+  for (std::size_t at = text.find(':'); at != std::string::npos; at = text.find(':', at + 1))
+    REQUIRE_FALSE((at + 1 < text.size() && std::isalpha(static_cast<unsigned char>(text[at + 1]))));
+  exec(fx.db(), "PREPARE qc_ack(text, text) AS " + text);
+  exec(fx.db(), "SET plan_cache_mode = force_generic_plan");
+  const Plan plan = explain(fx.db(), "EXECUTE qc_ack('{1,2,3}', 't')");
+  exec(fx.db(), "RESET plan_cache_mode");
+  exec(fx.db(), "DEALLOCATE qc_ack");
+  INFO("generic plan:\n" << plan.text);
+  CHECK(plan.uses("job_queue_pkey"));
+  CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
+  CHECK(plan.text.find("job_queue_processing_groups") == std::string::npos);
+  CHECK(plan.text.find("job_queue_leases") == std::string::npos);
+}
+
 TEST_CASE("stats counts finished jobs through indexes, up to its cap, and finds every queue") {
   FreshDatabase fx;
   JobRepository repo(fx.db());

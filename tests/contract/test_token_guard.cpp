@@ -153,6 +153,79 @@ TEST_CASE("ack_many across chunks reports exactly the lost leases") {
   CHECK_EQ(count_rows(fx.db(), "status = 0"), 500);
 }
 
+// As claims (test_claim.cpp): a worker acks again and again on one connection, so from its
+// second run the ack is prepared on the server (parsed and planned once) and deallocated
+// with the repository. One `queuectl ack`, and any connection through a transaction pooler,
+// send it as a one-time statement. A prepared ack refuses a lost lease as the other does.
+TEST_CASE("PostgreSQL: a repository's repeated acks run one statement prepared on the server" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fx;
+  auto prepared = [&] {
+    return scalar(fx.db(),
+                  "SELECT count(*) FROM pg_prepared_statements"
+                  " WHERE statement LIKE '%SET status = 2, result = NULL%'");
+  };
+  const long long kept = through_pooler() ? 0 : 1;
+  {
+    JobRepository repo(fx.db());
+    for (int i = 0; i < 6; ++i) add(repo, "q");
+    Job later = add(repo, job_at("q", "2037-12-01 00:00:00.000000"));
+    auto jobs = claim(repo, "q", 6);
+    REQUIRE_EQ(jobs.size(), 6u);
+    const std::string t = *jobs[0].lock_token;
+    repo.ack({jobs[0].id, t, std::nullopt});
+    CHECK_EQ(prepared(), 0);
+    check_refused(repo, jobs[1].id, [&] { repo.ack({jobs[1].id, kWrongToken, std::nullopt}); });
+    CHECK_EQ(prepared(), kept);
+    repo.ack({jobs[1].id, t, std::nullopt});
+    CHECK_EQ(repo.get(jobs[1].id).status, Status::done);
+    std::vector<AckItem> items = {{jobs[2].id, t, std::nullopt},
+                                  {later.id, t, std::nullopt},
+                                  {jobs[3].id, kWrongToken, std::nullopt},
+                                  {jobs[4].id, t, std::nullopt}};
+    auto lost = repo.ack_many(items);
+    std::sort(lost.begin(), lost.end());
+    CHECK_EQ(lost, std::vector<std::int64_t>{jobs[3].id, later.id});
+    CHECK_EQ(prepared(), kept);
+    CHECK_EQ(repo.get(later.id).status, Status::ready);
+    CHECK_EQ(repo.get(jobs[3].id).status, Status::processing);
+  }
+  CHECK_EQ(prepared(), 0);
+  CHECK_EQ(count_rows(fx.db(), "status = 2"), 4);
+  CHECK_EQ(count_rows(fx.db(), "status = 1"), 2);
+}
+
+// The server ends the connection under a prepared ack: that ack fails as a lost connection
+// (a worker then connects again, with a new repository) and writes nothing, and a repository
+// whose statement can no longer be deallocated goes quietly.
+TEST_CASE("PostgreSQL: a prepared ack whose connection the server ended" *
+          doctest::skip(!is_postgresql() || through_pooler())) {
+  FreshDatabase fx;
+  {
+    JobRepository repo(fx.db());
+    for (int i = 0; i < 6; ++i) add(repo, "q");
+  }
+  for (int round = 0; round < 2; ++round) {
+    auto victim = fx.connect();
+    JobRepository repo(*victim);
+    auto jobs = claim(repo, "q", 3);
+    REQUIRE_EQ(jobs.size(), 3u);
+    const std::string t = *jobs[0].lock_token;
+    repo.ack({jobs[0].id, t, std::nullopt});
+    repo.ack({jobs[1].id, t, std::nullopt});  // prepared
+    exec(fx.db(), "SELECT pg_terminate_backend(" +
+                      std::to_string(scalar(*victim, "SELECT pg_backend_pid()")) + ")");
+    if (round == 0) {
+      CHECK_THROWS_AS(repo.ack({jobs[2].id, t, std::nullopt}), TemporaryError);
+      JobRepository again(fx.db());
+      again.ack({jobs[2].id, t, std::nullopt});
+    }
+    // round 1: destroyed with its statement still prepared, its third job still held
+  }
+  CHECK_EQ(count_rows(fx.db(), "status = 2"), 5);
+  CHECK_EQ(count_rows(fx.db(), "status = 1"), 1);
+}
+
 TEST_CASE("fail puts the job back with a backoff and the error") {
   FreshDatabase fx;
   JobRepository repo(fx.db());
