@@ -234,6 +234,7 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   s.finish.ack = r(real.finish.ack);
   s.finish.ack_ids = {r(real.finish.ack_ids.write), r(real.finish.ack_ids.pick)};
   s.finish.ack_id_array = r_opt(real.finish.ack_id_array);
+  s.finish.ack_id_one = r_opt(real.finish.ack_id_one);
   const InsertValuesRows& rows = real.enqueue.values_rows;
   s.enqueue.values_rows = {r(rows.prefix), r(rows.row), r(rows.suffix)};
   return s;

@@ -216,18 +216,18 @@ class JobRepository {
   struct PreparedClaim;
   // The claim statement `sql`, prepared on the server the first time (and its binds).
   PreparedClaim& prepared_claim(const std::string& sql, const ClaimReturning& q);
-  // The ack of a chunk of ids held by one token (Statements::finish.ack_id_array); returns the
-  // ids it acked. A one-time statement at its first run, prepared on the server from its
-  // second where claims are (PostgreSQL, no pooler between): job_repository_detail.hpp.
-  std::vector<long long> ack_id_array(const std::string& sql, const std::string& ids,
-                                      std::size_t count, const std::string& token);
+  // The ack of a chunk of ids held by one token (Statements::finish.ack_id_array, or
+  // ack_id_one for one id); returns the ids it acked. Each statement a one-time statement at
+  // its first run, prepared on the server from its second where claims are (PostgreSQL, no
+  // pooler between): job_repository_detail.hpp.
+  std::vector<long long> ack_id_array(const std::vector<long long>& ids, const std::string& token);
   struct PreparedAck;
 
   Database& db_;
   std::map<const std::string*, std::unique_ptr<PreparedClaim>> prepared_claims_;
-  // Set once ack_id_array has run; its prepared statement from then on (or null).
-  bool ack_ran_ = false;
-  std::unique_ptr<PreparedAck> prepared_ack_;
+  // The ack statements ack_id_array has run, by their text's address, and those it has
+  // prepared on the server (null: run once), as prepared_claims_.
+  std::map<const std::string*, std::unique_ptr<PreparedAck>> prepared_acks_;
   // Queues whose last claim came from a later statement of ClaimReturning's chain (claim,
   // claim_rated_simple, claim_rated: a rate limit), and its place in it: tried from there.
   // Only the order of trying: each statement takes nothing that is a later one's, and

@@ -64,22 +64,21 @@ namespace queuectl {
 // triggers) took longer than running it for one job. pgbench, one client, an ack of one id
 // that matches no processing row: 0.24 ms a run as a one-time statement, 0.10 prepared.
 // queue_bench --claim, 4 workers, batch 1, 8 alternated pairs: 2,319 -> 3,098 jobs/s
-// (medians), the ack 0.77 -> 0.56 ms; batch 100 unchanged (31,832 and 31,149).
-//
-// Only for up to kMaxIds ids. PostgreSQL soon plans a prepared ack once for all values (a
-// generic plan), which cannot see the ids: it finds each by the primary key, one descent
-// an id. Given the ids, it reads the few processing rows by a processing index instead and
-// tests each against the ids hashed, which a generic plan cannot hash: 1,000 ids (2
-// workers, batch 1,000) took 10.4-10.6 ms given, 11.4-12.2 generic (EXPLAIN ANALYZE), and
-// prepared the drain fell from 72,000 to 66,000 jobs/s.
-// The values are bound by reference, so they live here.
+// (medians), the ack 0.77 -> 0.56 ms. The ack of one job is a statement of its own
+// (ack_id_one), which PostgreSQL plans once for all values (a generic plan) from its sixth
+// run; the array's generic plan, for a count of ids it cannot see, is costed dearer than a
+// plan for one id, so the array one stays planned at each run. Either leaves the planner
+// only the primary key to find the rows by (see ack_id_array in postgresql_jobs.cpp), so a
+// generic plan is the one it would make for any ids. The values are bound by reference, so
+// they live here.
 // (Defined here, where ~JobRepository in job_repository_claim.cpp sees it.)
 struct JobRepository::PreparedAck {
-  static constexpr std::size_t kMaxIds = 100;
   explicit PreparedAck(soci::session& session) : st(session) {}
   soci::statement st;
-  long long id = 0;
-  std::string ids, token;
+  long long acked = 0;  // into
+  long long id = 0;     // ack_id_one's :id
+  std::string ids;      // ack_id_array's :ids
+  std::string token;
 };
 
 }  // namespace queuectl

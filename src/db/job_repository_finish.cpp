@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "core/errors.hpp"
 #include "db/dependencies.hpp"
@@ -36,38 +35,57 @@ void JobRepository::ack(const AckItem& item) {
   if (!lost.empty()) throw_lease_lost(item.id);
 }
 
-std::vector<long long> JobRepository::ack_id_array(const std::string& sql, const std::string& ids,
-                                                   std::size_t count, const std::string& token) {
+std::vector<long long> JobRepository::ack_id_array(const std::vector<long long>& ids,
+                                                   const std::string& token) {
+  const FinishStatements& f = db_.sql().finish;
+  const bool one = ids.size() == 1 && f.ack_id_one;
+  const std::string& sql = one ? *f.ack_id_one : *f.ack_id_array;
+  std::string ids_text;
+  if (!one) {
+    ArrayLiteral list;
+    for (long long id : ids) list.add(id);
+    ids_text = list.done();
+  }
   // As claim_returning: only where one server session answers every statement (no
   // transaction pooler), and only from the second run, so that `queuectl ack` sends one
-  // statement and no PREPARE. And only for a few ids (PreparedAck::kMaxIds).
-  const bool keep = db_.dialect().backend() == Backend::postgresql && !db_.pooled() &&
-                    std::exchange(ack_ran_, true) && count <= PreparedAck::kMaxIds;
+  // statement and no PREPARE.
+  bool keep = db_.dialect().backend() == Backend::postgresql && !db_.pooled();
+  if (keep) keep = !prepared_acks_.emplace(&sql, nullptr).second;
   if (!keep) {
+    long long id = ids.front();
+    std::string token_value = token;
     return fetch_ids(db_.session(), sql, [&](soci::statement& st) {
-      st.exchange(use(ids, "ids"));
-      st.exchange(use(token, "token"));
+      if (one)
+        st.exchange(use(id, "id"));
+      else
+        st.exchange(use(ids_text, "ids"));
+      st.exchange(use(token_value, "token"));
     });
   }
-  if (!prepared_ack_) {
+  std::unique_ptr<PreparedAck>& slot = prepared_acks_[&sql];
+  if (!slot) {
     auto p = std::make_unique<PreparedAck>(db_.session());
-    p->st.exchange(soci::into(p->id));
-    p->st.exchange(use(p->ids, "ids"));
+    p->st.exchange(soci::into(p->acked));
+    if (one)
+      p->st.exchange(use(p->id, "id"));
+    else
+      p->st.exchange(use(p->ids, "ids"));
     p->st.exchange(use(p->token, "token"));
     p->st.alloc();
     p->st.prepare(sql, soci::details::st_repeatable_query);
     p->st.define_and_bind();
-    prepared_ack_ = std::move(p);
+    slot = std::move(p);
   }
-  PreparedAck& p = *prepared_ack_;
-  p.ids = ids;
+  PreparedAck& p = *slot;
+  p.id = ids.front();
+  p.ids = std::move(ids_text);
   p.token = token;
   std::vector<long long> acked;
   try {
-    for (bool got = p.st.execute(true); got; got = p.st.fetch()) acked.push_back(p.id);
+    for (bool got = p.st.execute(true); got; got = p.st.fetch()) acked.push_back(p.acked);
   } catch (...) {
     // Whatever went wrong, the next ack prepares it afresh rather than trust it.
-    prepared_ack_.reset();
+    prepared_acks_.erase(&sql);
     throw;
   }
   return acked;
@@ -97,8 +115,7 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
   // rolled back and done again the locking way.
   const bool returning = db_.dialect().update_returning();
   bool optimistic = !returning;
-  const std::optional<std::string>& ack_id_array_sql = db_.sql().finish.ack_id_array;
-  const bool arrays = ack_id_array_sql.has_value();
+  const bool arrays = db_.sql().finish.ack_id_array.has_value();
   const std::size_t chunk = arrays ? kArrayRows : kBulkRows;
   // One statement in all (one chunk of ids written by UPDATE ... RETURNING, or one ack with
   // a result) is atomic and durable on its own, in autocommit: no BEGIN and COMMIT around
@@ -119,11 +136,7 @@ std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& it
             all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
         std::string token = token_text;
         if (arrays) {
-          ArrayLiteral list;
-          for (long long id : ids) list.add(id);
-          std::string ids_text = list.done();
-          std::vector<long long> acked =
-              ack_id_array(*ack_id_array_sql, ids_text, ids.size(), token);
+          std::vector<long long> acked = ack_id_array(ids, token);
           std::sort(acked.begin(), acked.end());
           for (long long id : ids)
             if (!std::binary_search(acked.begin(), acked.end(), id)) lost.push_back(id);

@@ -189,6 +189,10 @@ struct FinishStatements {
   // where the dialect has arrays (PostgreSQL): one statement text whatever the count, one
   // parameter instead of one per id, up to 5,000 ids a statement. Used instead of ack_ids.
   std::optional<std::string> ack_id_array;
+  // The same for one id (:id :token) -> the id, if it acked it; where ack_id_array is. A
+  // prepared ack_id_array stays planned at every run (its generic plan, for ids unseen, is
+  // costed dearer than a plan for one id); this one is planned once (PreparedAck).
+  std::optional<std::string> ack_id_one;
   // The pick binds only :id :token -> the job's columns as the write left them.
   GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
   GuardedWrite fail_final;  // :error :id :token

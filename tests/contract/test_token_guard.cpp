@@ -189,10 +189,26 @@ TEST_CASE("PostgreSQL: a repository's repeated acks run one statement prepared o
     CHECK_EQ(prepared(), kept);
     CHECK_EQ(repo.get(later.id).status, Status::ready);
     CHECK_EQ(repo.get(jobs[3].id).status, Status::processing);
+    // The ack of several ids under one token (jobs[2], later, jobs[4] above) is a statement
+    // of its own, prepared at its second run.
+    CHECK(repo.ack_many({{jobs[3].id, t, std::nullopt}, {jobs[5].id, t, std::nullopt}}).empty());
+    CHECK_EQ(prepared(), 2 * kept);
   }
   CHECK_EQ(prepared(), 0);
-  CHECK_EQ(count_rows(fx.db(), "status = 2"), 4);
-  CHECK_EQ(count_rows(fx.db(), "status = 1"), 2);
+  CHECK_EQ(count_rows(fx.db(), "status = 2"), 6);
+  CHECK_EQ(count_rows(fx.db(), "status = 1"), 0);
+  // A worker's one-job acks: PostgreSQL plans that statement once, from its sixth run (a
+  // generic plan), as it does the one-job claim; the array one it would plan at every run.
+  if (kept == 0) return;
+  JobRepository repo(fx.db());
+  for (int i = 0; i < 9; ++i) add(repo, "q");
+  for (const Job& j : claim(repo, "q", 9)) repo.ack({j.id, *j.lock_token, std::nullopt});
+  CHECK_EQ(count_rows(fx.db(), "status = 2"), 15);
+  CHECK_GE(scalar(fx.db(),
+                  "SELECT COALESCE(sum(generic_plans), 0) FROM pg_prepared_statements"
+                  " WHERE statement LIKE '%SET status = 2, result = NULL%'"
+                  " AND statement NOT LIKE '%ANY%'"),
+           2);
 }
 
 // The server ends the connection under a prepared ack: that ack fails as a lost connection

@@ -51,6 +51,7 @@ std::vector<std::string> used_by_claim(const Statements& s) {
                                          s.finish.ack_ids.write,
                                          s.finish.ack_ids.pick,
                                          s.finish.ack_id_array.value_or(""),
+                                         s.finish.ack_id_one.value_or(""),
                                          s.enqueue.values_rows.prefix,
                                          s.enqueue.values_rows.row,
                                          s.enqueue.values_rows.suffix};
@@ -107,6 +108,9 @@ TEST_CASE("bench::claim_statements: queuectl's claim and ack, on the copy only")
     CHECK(copy.finish.ack_id_array.has_value() == real.finish.ack_id_array.has_value());
     if (copy.finish.ack_id_array)
       CHECK(contains(*copy.finish.ack_id_array, "UPDATE queuectl_bench_42_claim"));
+    CHECK(copy.finish.ack_id_one.has_value() == real.finish.ack_id_one.has_value());
+    if (copy.finish.ack_id_one)
+      CHECK(contains(*copy.finish.ack_id_one, "UPDATE queuectl_bench_42_claim"));
     CHECK(copy.claim.index() == real.claim.index());
     CHECK(claim_in_transaction(copy) == claim_in_transaction(real));
     // Nothing else is copied: no statement of the copy can reach another table.

@@ -78,6 +78,8 @@ TEST_CASE("dialect statements: what every backend runs is there") {
     check_text("finish.ack", s.finish.ack);
     check_guarded("finish.ack_ids", s.finish.ack_ids, d);
     check_optional("finish.ack_id_array", s.finish.ack_id_array);
+    check_optional("finish.ack_id_one", s.finish.ack_id_one);
+    CHECK(s.finish.ack_id_one.has_value() == s.finish.ack_id_array.has_value());
     check_guarded("finish.fail_retry", s.finish.fail_retry, d);
     check_guarded("finish.fail_final", s.finish.fail_final, d);
     check_guarded("finish.extend", s.finish.extend, d);
