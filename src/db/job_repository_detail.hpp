@@ -63,8 +63,8 @@ namespace queuectl {
 // (PreparedClaim): parsing, analyzing and planning the UPDATE (a table of ten indexes and six
 // triggers) took longer than running it for one job. pgbench, one client, an ack of one id
 // that matches no processing row: 0.24 ms a run as a one-time statement, 0.10 prepared.
-// queue_bench --claim, 4 workers, batch 1, 8 alternated pairs: 2,319 -> 3,098 jobs/s
-// (medians), the ack 0.77 -> 0.56 ms. The ack of one job is a statement of its own
+// queue_bench --claim, 4 workers, batch 1, alternated pairs: 2,429 -> 3,507 jobs/s
+// (medians of 4), the ack 0.74-0.84 -> 0.45-0.58 ms. The ack of one job is a statement of its own
 // (ack_id_one), which PostgreSQL plans once for all values (a generic plan) from its sixth
 // run; the array's generic plan, for a count of ids it cannot see, is costed dearer than a
 // plan for one id, so the array one stays planned at each run. Either leaves the planner

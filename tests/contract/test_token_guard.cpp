@@ -154,10 +154,11 @@ TEST_CASE("ack_many across chunks reports exactly the lost leases") {
 }
 
 // As claims (test_claim.cpp): a worker acks again and again on one connection, so from its
-// second run the ack is prepared on the server (parsed and planned once) and deallocated
-// with the repository. One `queuectl ack`, and any connection through a transaction pooler,
-// send it as a one-time statement. A prepared ack refuses a lost lease as the other does.
-TEST_CASE("PostgreSQL: a repository's repeated acks run one statement prepared on the server" *
+// second run each ack statement (of one job, of several) is prepared on the server (parsed
+// once) and deallocated with the repository. One `queuectl ack`, and any connection through a
+// transaction pooler, send it as a one-time statement. A prepared ack refuses a lost lease
+// as the other does.
+TEST_CASE("PostgreSQL: a repository's repeated acks run statements prepared on the server" *
           doctest::skip(!is_postgresql())) {
   FreshDatabase fx;
   auto prepared = [&] {
