@@ -70,7 +70,7 @@ namespace queuectl {
 // plan for one id, so the array one stays planned at each run. Either leaves the planner
 // only the primary key to find the rows by (see ack_id_array in postgresql_jobs.cpp), so a
 // generic plan is the one it would make for any ids. The values are bound by reference, so
-// they live here.
+// they live here. (A first run, not kept, uses one too, prepared once.)
 // (Defined here, where ~JobRepository in job_repository_claim.cpp sees it.)
 struct JobRepository::PreparedAck {
   explicit PreparedAck(soci::session& session) : st(session) {}

@@ -51,44 +51,44 @@ std::vector<long long> JobRepository::ack_id_array(const std::vector<long long>&
   // statement and no PREPARE.
   bool keep = db_.dialect().backend() == Backend::postgresql && !db_.pooled();
   if (keep) keep = !prepared_acks_.emplace(&sql, nullptr).second;
+  auto bind = [&](PreparedAck& p) {
+    p.st.exchange(soci::into(p.acked));
+    if (one)
+      p.st.exchange(use(p.id, "id"));
+    else
+      p.st.exchange(use(p.ids, "ids"));
+    p.st.exchange(use(p.token, "token"));
+  };
+  auto run = [&](PreparedAck& p) {
+    p.id = ids.front();
+    p.ids = std::move(ids_text);
+    p.token = token;
+    std::vector<long long> acked;
+    for (bool got = p.st.execute(true); got; got = p.st.fetch()) acked.push_back(p.acked);
+    return acked;
+  };
   if (!keep) {
-    long long id = ids.front();
-    std::string token_value = token;
-    return fetch_ids(db_.session(), sql, [&](soci::statement& st) {
-      if (one)
-        st.exchange(use(id, "id"));
-      else
-        st.exchange(use(ids_text, "ids"));
-      st.exchange(use(token_value, "token"));
-    });
+    PreparedAck once(db_.session());
+    bind(once);
+    prepare_once(once.st, sql);
+    return run(once);
   }
   std::unique_ptr<PreparedAck>& slot = prepared_acks_[&sql];
   if (!slot) {
     auto p = std::make_unique<PreparedAck>(db_.session());
-    p->st.exchange(soci::into(p->acked));
-    if (one)
-      p->st.exchange(use(p->id, "id"));
-    else
-      p->st.exchange(use(p->ids, "ids"));
-    p->st.exchange(use(p->token, "token"));
+    bind(*p);
     p->st.alloc();
     p->st.prepare(sql, soci::details::st_repeatable_query);
     p->st.define_and_bind();
     slot = std::move(p);
   }
-  PreparedAck& p = *slot;
-  p.id = ids.front();
-  p.ids = std::move(ids_text);
-  p.token = token;
-  std::vector<long long> acked;
   try {
-    for (bool got = p.st.execute(true); got; got = p.st.fetch()) acked.push_back(p.acked);
+    return run(*slot);
   } catch (...) {
     // Whatever went wrong, the next ack prepares it afresh rather than trust it.
     prepared_acks_.erase(&sql);
     throw;
   }
-  return acked;
 }
 
 void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail) {

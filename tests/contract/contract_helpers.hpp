@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <regex>
@@ -75,6 +77,43 @@ inline std::string hundred_thousand_rows() {
       "SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 "
       "UNION ALL SELECT 9)";
   return digits + " a, " + digits + " b, " + digits + " c, " + digits + " d, " + digits + " e";
+}
+
+// PostgreSQL: a dialect statement as SQL's PREPARE takes it, to EXPLAIN its generic plan:
+// `text` has each :name outside quoted text as $n, untyped as SOCI sends it (the server gives
+// each the type its CAST names), and `args` the SQL literals of `values` in $n's order, for
+// EXECUTE (which takes no bound values). Every name must have a value.
+struct PositionalSql {
+  std::string text, args;
+};
+inline PositionalSql positional(const std::string& sql,
+                                const std::map<std::string, std::string>& values) {
+  PositionalSql out;
+  std::vector<std::string> names;
+  bool quoted = false;
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (c == '\'') quoted = !quoted;
+    if (quoted || c != ':' || i + 1 >= sql.size() ||
+        !std::isalpha(static_cast<unsigned char>(sql[i + 1]))) {
+      out.text += c;
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < sql.size() &&
+           (std::isalnum(static_cast<unsigned char>(sql[end])) || sql[end] == '_'))
+      ++end;
+    const std::string name = sql.substr(i + 1, end - i - 1);
+    auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) at = names.insert(names.end(), name);
+    out.text += "$" + std::to_string(at - names.begin() + 1);
+    i = end - 1;
+  }
+  for (const std::string& name : names) {
+    REQUIRE_MESSAGE(values.count(name), name);
+    out.args += (out.args.empty() ? "" : ", ") + values.at(name);
+  }
+  return out;
 }
 
 // RFC 3339 UTC with microseconds, as DESIGN.md prints every time.

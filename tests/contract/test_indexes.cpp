@@ -518,29 +518,7 @@ TEST_CASE(
   }
   exec(fx.db(), "SET plan_cache_mode = force_generic_plan");
   for (const std::string* sql : claims) {
-    // :name -> $n outside quoted text, as SOCI sends it; the values in $n's order.
-    std::string text, args;
-    std::vector<std::string> names;
-    bool quoted = false;
-    for (std::size_t i = 0; i < sql->size(); ++i) {
-      const char c = (*sql)[i];
-      if (c == '\'') quoted = !quoted;
-      if (quoted || c != ':' || i + 1 >= sql->size() || !std::isalpha((*sql)[i + 1])) {
-        text += c;
-        continue;
-      }
-      std::size_t end = i + 1;
-      while (end < sql->size() && (std::isalnum((*sql)[end]) || (*sql)[end] == '_')) ++end;
-      const std::string name = sql->substr(i + 1, end - i - 1);
-      auto at = std::find(names.begin(), names.end(), name);
-      if (at == names.end()) at = names.insert(names.end(), name);
-      text += "$" + std::to_string(at - names.begin() + 1);
-      i = end - 1;
-    }
-    for (const std::string& name : names) {
-      REQUIRE_MESSAGE(values.count(name), name);
-      args += (args.empty() ? "" : ", ") + values.at(name);
-    }
+    const auto [text, args] = positional(*sql, values);
     exec(fx.db(), "PREPARE qc_generic AS " + text);
     const Plan plan = explain(fx.db(), "EXECUTE qc_generic(" + args + ")");
     exec(fx.db(), "DEALLOCATE qc_generic");
@@ -570,23 +548,13 @@ TEST_CASE("PostgreSQL: the generic plan of the prepared ack reads the primary ke
   REQUIRE(f.ack_id_array.has_value());
   REQUIRE(f.ack_id_one.has_value());
   for (const auto& [sql, ids_name, ids_value] :
-       {std::tuple<std::string, std::string, std::string>{*f.ack_id_array, ":ids", "'{1,2,3}'"},
-        std::tuple<std::string, std::string, std::string>{*f.ack_id_one, ":id", "'1'"}}) {
-    std::string text = sql;
-    for (const auto& [name, number] : {std::pair<std::string, std::string>{ids_name, "$1"},
-                                       std::pair<std::string, std::string>{":token", "$2"}}) {
-      const auto at = text.find(name);
-      REQUIRE(at != std::string::npos);
-      text.replace(at, name.size(), number);
-    }
-    // Each name once: none left.
-    for (std::size_t at = text.find(':'); at != std::string::npos; at = text.find(':', at + 1))
-      REQUIRE_FALSE(
-          (at + 1 < text.size() && std::isalpha(static_cast<unsigned char>(text[at + 1]))));
+       {std::tuple<std::string, std::string, std::string>{*f.ack_id_array, "ids", "'{1,2,3}'"},
+        std::tuple<std::string, std::string, std::string>{*f.ack_id_one, "id", "'1'"}}) {
+    const auto [text, args] = positional(sql, {{ids_name, ids_value}, {"token", "'t'"}});
     // Untyped, as SOCI sends them: the server gives each the type its CAST names.
     exec(fx.db(), "PREPARE qc_ack AS " + text);
     exec(fx.db(), "SET plan_cache_mode = force_generic_plan");
-    const Plan plan = explain(fx.db(), "EXECUTE qc_ack(" + ids_value + ", 't')");
+    const Plan plan = explain(fx.db(), "EXECUTE qc_ack(" + args + ")");
     exec(fx.db(), "RESET plan_cache_mode");
     exec(fx.db(), "DEALLOCATE qc_ack");
     INFO("generic plan:\n" << plan.text);

@@ -200,14 +200,13 @@ long long ack_and_count(FreshDatabase& fx, JobRepository& repo, const std::vecto
     for (const Job& j : jobs) ids += (ids.size() > 1 ? "," : "") + std::to_string(j.id);
     if (!one) ids += "}";
     std::string plan_text, token_value = token;
+    std::string execute;
     if (generic) {
-      std::string text = sql;
-      for (const auto& [name, number] :
-           {std::pair<std::string, std::string>{one ? ":id" : ":ids", "$1"},
-            std::pair<std::string, std::string>{":token", "$2"}})
-        text.replace(text.find(name), name.size(), number);
-      exec(fx.db(), "PREPARE qc_ack AS " + text);
+      const PositionalSql p =
+          positional(sql, {{one ? "id" : "ids", "'" + ids + "'"}, {"token", "'" + token + "'"}});
+      exec(fx.db(), "PREPARE qc_ack AS " + p.text);
       exec(fx.db(), "SET plan_cache_mode = force_generic_plan");
+      execute = "EXECUTE qc_ack(" + p.args + ")";
     }
     soci::statement st(fx.db().session());
     st.exchange(soci::into(plan_text));
@@ -217,8 +216,7 @@ long long ack_and_count(FreshDatabase& fx, JobRepository& repo, const std::vecto
     }
     st.alloc();
     // EXPLAIN EXECUTE takes no bound values: the test's own ids and token, written in.
-    st.prepare("EXPLAIN (ANALYZE, FORMAT JSON) " +
-               (generic ? "EXECUTE qc_ack('" + ids + "', '" + token_value + "')" : sql));
+    st.prepare("EXPLAIN (ANALYZE, FORMAT JSON) " + (generic ? execute : sql));
     st.define_and_bind();
     st.execute(true);
     if (generic) {
