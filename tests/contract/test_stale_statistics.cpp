@@ -20,7 +20,11 @@
 #include <soci/sqlite3/soci-sqlite3.h>
 #include <sqlite3.h>
 
+#include <functional>
 #include <variant>
+
+#include "db/dialects/flow_sql.hpp"
+#include "db/row_reader.hpp"
 
 namespace queuectl::testing::contract {
 namespace {
@@ -288,6 +292,203 @@ TEST_CASE("an ack after a burst of claims works no harder than with fresh statis
     CHECK_LE(stale_generic, 2 * fresh_one + 10);
   }
   CHECK_EQ(count_rows(fx.db(), "status = 2 AND queue = 'q'"), generic ? 203 : 202);
+}
+
+// Every other statement that finds jobs by id and tests their status, on PostgreSQL: the lease
+// holder's writes (ack with a result, fail, extend, release), the dependencies' (a parent's
+// ack, a waiting child's release or cancel), the reaper's marks, and the admin commands'
+// writes by id. Each was written `id = ... AND status = 1` (or 0, or IN (...)); with the
+// partial indexes' statistics taken before the jobs now in them, the planner read a whole
+// processing (or claim) index for one id. Each statement runs under EXPLAIN ANALYZE on one
+// job (rolled back), planned with its values and generically, with stale statistics and then
+// fresh ones; the stale run may do at most twice the fresh work.
+struct ByIdCase {
+  std::string name;
+  std::string sql;
+  std::function<std::map<std::string, std::string>()> values;
+};
+
+// PostgreSQL: the buffers the plan's scans of job_queue read (an index searched on a column
+// that is not its first is read whole inside the scan, and its rows removed never show as
+// rows), each scan with what it read for its children.
+long long scan_blocks(const json& node) {
+  const std::string type = node.value("Node Type", "");
+  if (node.value("Relation Name", "") == "job_queue" && type.find("Scan") != std::string::npos)
+    return node.value("Shared Hit Blocks", 0LL) + node.value("Shared Read Blocks", 0LL);
+  long long total = 0;
+  if (node.contains("Plans"))
+    for (const json& child : node["Plans"]) total += scan_blocks(child);
+  return total;
+}
+
+long long explain_by_id(Database& db, const ByIdCase& c, bool generic) {
+  const PositionalSql p = positional(c.sql, c.values());
+  soci::transaction tx(db.session());  // rolled back: the job is there for the next run
+  exec(db, "PREPARE qc_by_id AS " + p.text);
+  if (generic) exec(db, "SET LOCAL plan_cache_mode = force_generic_plan");
+  const std::string plan =
+      query_text(db, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE qc_by_id(" + p.args + ")");
+  exec(db, "DEALLOCATE qc_by_id");
+  tx.rollback();
+  INFO(c.name << (generic ? " (generic plan): " : ": ") << plan);
+  const json root = json::parse(plan).at(0).at("Plan");
+  return rows_touched(root) + scan_blocks(root);
+}
+
+TEST_CASE("writes that find jobs by id work no harder with stale statistics" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  Database& db = fx.db();
+  exec(db, "ALTER TABLE job_queue SET (autovacuum_enabled = false)");
+  // 20,000 canceled jobs; statistics taken with nothing ready, processing, failed or done.
+  exec(db, "INSERT INTO job_queue (queue, status, payload, finished_at) SELECT 'old', 4, '{}', " +
+               now_sql() + " FROM " + hundred_thousand_rows() + " LIMIT 20000");
+  analyze(db);
+  // The burst: 10,000 jobs processing (one claim's token on the first 1,000), 10,000 ready,
+  // 1,000 waiting for parents, 2,000 failed.
+  exec(db, "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " +
+               hundred_thousand_rows() + " LIMIT 10000");
+  std::vector<Job> held;
+  for (int i = 0; i < 10; ++i) {
+    std::vector<Job> c = claim(repo, "q", 1000, Duration::seconds(3600));
+    REQUIRE_EQ(c.size(), 1000u);
+    if (i == 0) held = c;
+  }
+  exec(db, "INSERT INTO job_queue (queue, payload) SELECT 'r', '{}' FROM " +
+               hundred_thousand_rows() + " LIMIT 10000");
+  exec(db,
+       "INSERT INTO job_queue (queue, payload, run_at) SELECT 'w', '{}', "
+       "TIMESTAMPTZ '9999-12-31 00:00:00+00' FROM " +
+           hundred_thousand_rows() + " LIMIT 1000");
+  exec(db,
+       "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
+       "SELECT 'f', 3, 1, '{}', " +
+           now_sql() + " FROM " + hundred_thousand_rows() + " LIMIT 2000");
+  // Two held jobs have children (the dependencies' ack), one lost its lease.
+  const std::string token = held.front().lock_token.value_or("");
+  const std::string held_id = std::to_string(held[0].id), parent_id = std::to_string(held[1].id),
+                    unleased_id = std::to_string(held[2].id);
+  exec(db, "UPDATE job_queue SET has_dependents = 1 WHERE id = " + parent_id);
+  exec(db,
+       "UPDATE job_queue SET lock_until = NULL, locked_at = now() - INTERVAL '1 hour'"
+       " WHERE id = " +
+           unleased_id);
+  // The premise: the statistics still say that nothing is processing or ready.
+  REQUIRE_LT(scalar(db,
+                    "SELECT CAST(reltuples AS bigint) FROM pg_class"
+                    " WHERE relname = 'job_queue_processing_groups'"),
+             100);
+  REQUIRE_LT(scalar(db,
+                    "SELECT CAST(reltuples AS bigint) FROM pg_class"
+                    " WHERE relname = 'job_queue_claim'"),
+             100);
+  auto first_of = [&](const std::string& where) {
+    return std::to_string(scalar(db, "SELECT MIN(id) FROM job_queue WHERE " + where));
+  };
+  const std::string ready_id = first_of("queue = 'r'"), waiting_id = first_of("queue = 'w'"),
+                    failed_id = first_of("queue = 'f'"), canceled_id = first_of("queue = 'old'");
+  // Every name any statement below binds, for one job `id`.
+  auto values_for = [&](const std::string& id) {
+    return [=]() {
+      return std::map<std::string, std::string>{{"id", id},
+                                                {"id0", id},
+                                                {"child", id},
+                                                {"ids", "'{" + id + "}'"},
+                                                {"token", "'" + token + "'"},
+                                                {"result", "'{}'"},
+                                                {"error", "'boom'"},
+                                                {"base_ms", "1000"},
+                                                {"cap_ms", "60000"},
+                                                {"jitter", "1"},
+                                                {"lease_ms", "60000"},
+                                                {"progress", "NULL"},
+                                                {"note", "NULL"},
+                                                {"checkpoint", "NULL"},
+                                                {"older_ms", "0"},
+                                                {"queue", "NULL"},
+                                                {"status_mask", "4"}};
+    };
+  };
+  const Statements& q = db.sql();
+  const DependencySql& deps = dependency_sql(Backend::postgresql);
+  const std::vector<ByIdCase> cases = {
+      {"ack with a result", q.finish.ack, values_for(held_id)},
+      {"ack of ids", expand_ids(q.finish.ack_ids.write, 1), values_for(held_id)},
+      {"ack of an id array", q.finish.ack_id_array.value(), values_for(held_id)},
+      {"ack of one id", q.finish.ack_id_one.value(), values_for(held_id)},
+      {"fail with a retry", q.finish.fail_retry.write, values_for(held_id)},
+      {"fail for good", q.finish.fail_final.write, values_for(held_id)},
+      {"extend", q.finish.extend.write, values_for(held_id)},
+      {"release", q.finish.release.write, values_for(held_id)},
+      {"a parent's ack", deps.ack_parent, values_for(parent_id)},
+      {"the parents a token acks", expand_ids(deps.ackable_parents, 1), values_for(parent_id)},
+      {"a child's release", deps.release, values_for(waiting_id)},
+      {"children's release", expand_ids(deps.release_many, 1), values_for(waiting_id)},
+      {"a child's cancel", deps.cancel_child, values_for(waiting_id)},
+      {"a child revived", deps.revive_child, values_for(canceled_id)},
+      {"the reaper's mark", expand_ids(q.leases.reap_mark, 1), values_for(held_id)},
+      {"the reaper's mark of a job with no lease", expand_ids(q.leases.reap_unleased_mark, 1),
+       values_for(unleased_id)},
+      {"retry by id", expand_ids(q.admin.retry_ids.write, 1), values_for(failed_id)},
+      {"cancel by id", expand_ids(q.admin.cancel_ids.write, 1), values_for(ready_id)},
+      {"cancel --force by id", expand_ids(q.admin.cancel_ids_force.write, 1), values_for(held_id)},
+  };
+  // (PREPARE and EXECUTE meet one server session inside the transaction, pooler or not.)
+  std::vector<std::pair<long long, long long>> stale;
+  for (const ByIdCase& c : cases)
+    stale.emplace_back(explain_by_id(db, c, false), explain_by_id(db, c, true));
+  analyze(db);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const long long fresh = explain_by_id(db, cases[i], false);
+    const long long fresh_generic = explain_by_id(db, cases[i], true);
+    INFO(cases[i].name << ": rows and scanned blocks with stale statistics " << stale[i].first
+                       << " (generic " << stale[i].second << "), fresh " << fresh << " (generic "
+                       << fresh_generic << ")");
+    CHECK_GT(fresh, 0);
+    CHECK_LE(stale[i].first, 2 * fresh + 10);
+    CHECK_LE(stale[i].second, 2 * fresh_generic + 10);
+  }
+}
+
+// Purge's delete by id tests `status >= 2`, job_queue_finished's predicate: the same trap when
+// that index's statistics predate the jobs finished since.
+TEST_CASE("a purge by id works no harder with stale statistics" * doctest::skip(!is_postgresql())) {
+  FreshDatabase fx;
+  Database& db = fx.db();
+  exec(db, "ALTER TABLE job_queue SET (autovacuum_enabled = false)");
+  // 20,000 jobs processing; statistics taken with none finished; then 10,000 finish.
+  exec(db,
+       "INSERT INTO job_queue (queue, status, attempts, payload, lock_token, locked_at) "
+       "SELECT 'q', 1, 1, '{}', 't', now() FROM " +
+           hundred_thousand_rows() + " LIMIT 20000");
+  analyze(db);
+  exec(db,
+       "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
+       "SELECT 'd', 2, 1, '{}', now() - INTERVAL '1 hour' FROM " +
+           hundred_thousand_rows() + " LIMIT 10000");
+  REQUIRE_LT(scalar(db,
+                    "SELECT CAST(reltuples AS bigint) FROM pg_class"
+                    " WHERE relname = 'job_queue_finished'"),
+             100);
+  const std::string id =
+      std::to_string(scalar(db, "SELECT MIN(id) FROM job_queue WHERE queue = 'd'"));
+  const ByIdCase purge{
+      "purge by id", expand_ids(db.sql().admin.delete_ids, 1), [&] {
+        return std::map<std::string, std::string>{
+            {"id0", id}, {"queue", "NULL"}, {"status_mask", "4"}, {"older_ms", "0"}};
+      }};
+  const long long stale = explain_by_id(db, purge, false);
+  const long long stale_generic = explain_by_id(db, purge, true);
+  analyze(db);
+  const long long fresh = explain_by_id(db, purge, false);
+  const long long fresh_generic = explain_by_id(db, purge, true);
+  INFO("rows and scanned blocks with stale statistics " << stale << " (generic " << stale_generic
+                                                        << "), fresh " << fresh << " (generic "
+                                                        << fresh_generic << ")");
+  CHECK_GT(fresh, 0);
+  CHECK_LE(stale, 2 * fresh + 10);
+  CHECK_LE(stale_generic, 2 * fresh_generic + 10);
 }
 
 }  // namespace

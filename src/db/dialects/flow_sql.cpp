@@ -11,6 +11,12 @@ struct Parts {
   std::string waiting_value;  // the same, as NewJob::run_at text
   std::string lock_suffix;    // " FOR UPDATE" (SQLite: nothing, its write lock serializes)
   std::string (*ts)(const std::string& column) = nullptr;  // a time as RFC 3339 UTC text
+  // A job's status tested when the job is found by id. PostgreSQL: as CAST(status AS integer),
+  // from which no partial index's status predicate is proved, so only the primary key finds
+  // the row, whatever the statistics (postgresql_sql.hpp says why).
+  std::string status_is(int status) const {
+    return (pg ? "CAST(status AS integer) = " : "status = ") + std::to_string(status);
+  }
   // A bound value: PostgreSQL casts it (SOCI sends text).
   std::string bind(const char* name, const char* type) const {
     return pg ? "CAST(:" + std::string(name) + " AS " + type + ")" : ":" + std::string(name);
@@ -84,7 +90,8 @@ DependencySql make_dependency_sql(const Parts& p) {
                  " WHERE child_id = " + n("child", "bigint");
   s.pending = "SELECT pending FROM queuectl_job_waits WHERE child_id = " + n("child", "bigint");
   s.release = "UPDATE job_queue SET run_at = " + now + ", updated_at = " + now +
-              " WHERE id = " + n("child", "bigint") + " AND status = 0 AND run_at >= " + waiting;
+              " WHERE id = " + n("child", "bigint") + " AND " + p.status_is(0) +
+              " AND run_at >= " + waiting;
   // On PostgreSQL the release also wakes the queue's listening workers (at commit), as an
   // insert does.
   s.release_selects = pg;
@@ -103,15 +110,15 @@ DependencySql make_dependency_sql(const Parts& p) {
       "SELECT child_id FROM queuectl_job_waits WHERE child_id IN ({ids}) AND pending <= 0"
       " ORDER BY child_id";
   s.release_many = "UPDATE job_queue SET run_at = " + now + ", updated_at = " + now +
-                   " WHERE id IN ({ids}) AND status = 0 AND run_at >= " + waiting;
+                   " WHERE id IN ({ids}) AND " + p.status_is(0) + " AND run_at >= " + waiting;
   if (pg)
     s.release_many = "WITH r AS (" + s.release_many +
                      " RETURNING queue) SELECT COUNT(*) FROM (SELECT pg_notify('queuectl_jobs',"
                      " q.queue) FROM (SELECT DISTINCT queue FROM r) q) n";
   s.cancel_child = "UPDATE job_queue SET status = 4, finished_at = " + now +
                    ", updated_at = " + now + ", last_error = " + error +
-                   " WHERE id = " + n("child", "bigint") +
-                   " AND status = 0 AND run_at >= " + waiting;
+                   " WHERE id = " + n("child", "bigint") + " AND " + p.status_is(0) +
+                   " AND run_at >= " + waiting;
   s.revive_edges =
       "SELECT d.parent_id, d.child_id"
       "  FROM queuectl_job_deps d JOIN queuectl_job_waits w ON w.child_id = d.child_id"
@@ -119,7 +126,7 @@ DependencySql make_dependency_sql(const Parts& p) {
       " ORDER BY d.child_id, d.parent_id";
   s.revive_child = "UPDATE job_queue SET status = 0, run_at = " + waiting +
                    ", finished_at = NULL, last_error = NULL, updated_at = " + now +
-                   " WHERE id = " + n("child", "bigint") + " AND status = 4";
+                   " WHERE id = " + n("child", "bigint") + " AND " + p.status_is(4);
   s.lock_wait = "SELECT pending FROM queuectl_job_waits WHERE child_id = " + n("child", "bigint") +
                 lock_suffix;
   s.recount =
@@ -131,7 +138,7 @@ DependencySql make_dependency_sql(const Parts& p) {
       " ORDER BY child_id";
   s.ack_parent = "UPDATE job_queue SET status = 2, result = " + result +
                  ", lock_until = NULL, finished_at = " + now + ", updated_at = " + now +
-                 " WHERE id = " + id + " AND status = 1 AND lock_token = " + token +
+                 " WHERE id = " + id + " AND " + p.status_is(1) + " AND lock_token = " + token +
                  " AND has_dependents = 1";
   s.wait_row = "SELECT pending, on_parent_failure FROM queuectl_job_waits WHERE child_id = " + id;
   s.parents =
@@ -154,10 +161,9 @@ DependencySql make_dependency_sql(const Parts& p) {
         " SELECT * FROM unnest(CAST(:a AS bigint[]), CAST(:b AS integer[]), CAST(:c AS "
         "smallint[]))";
   }
-  s.ackable_parents =
-      "SELECT id FROM job_queue WHERE id IN ({ids}) AND status = 1"
-      " AND lock_token = " +
-      token + " AND has_dependents = 1 ORDER BY id" + lock_suffix;
+  s.ackable_parents = "SELECT id FROM job_queue WHERE id IN ({ids}) AND " + p.status_is(1) +
+                      " AND lock_token = " + token + " AND has_dependents = 1 ORDER BY id" +
+                      lock_suffix;
   s.ack_parents_ids =
       "UPDATE job_queue SET status = 2, result = NULL, lock_until = NULL,"
       " finished_at = " +

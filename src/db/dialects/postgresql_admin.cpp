@@ -51,7 +51,7 @@ LeaseStatements make_leases(const std::string& cols) {
                         || COALESCE(locked_by, 'an unknown worker'),
            lock_token = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id IN ({ids}) AND status = 1 AND lock_until < now())";
+     WHERE id IN ({ids}) AND CAST(status AS integer) = 1 AND lock_until < now())";
   s.reap_unleased_pick = R"(
     SELECT id
       FROM job_queue, (SELECT CAST(:queue AS text) AS arg_queue) a
@@ -72,7 +72,7 @@ LeaseStatements make_leases(const std::string& cols) {
                         || COALESCE(locked_by, 'an unknown worker'),
            lock_token = NULL,
            updated_at = now()
-     WHERE id IN ({ids}) AND status = 1 AND lock_until IS NULL
+     WHERE id IN ({ids}) AND CAST(status AS integer) = 1 AND lock_until IS NULL
        AND COALESCE(locked_at, updated_at) < now() - )" QC_MS(":older_ms");
   s.reaped_by_ids =
       "SELECT id, status, queue, locked_by, attempts, dead_from FROM job_queue"
@@ -143,9 +143,9 @@ AdminStatements make_admin() {
      USING (SELECT CAST(:queue AS text) AS arg_queue,
                    CAST(:status_mask AS integer) AS arg_mask) a
      WHERE id IN ({ids})
-       AND status >= 2
+       AND CAST(status AS integer) >= 2
        AND (a.arg_queue IS NULL OR queue = a.arg_queue)
-       AND )" QC_STATUS_IN_MASK("a.arg_mask") R"(
+       AND )" QC_STATUS_BY_ID_IN_MASK("a.arg_mask") R"(
        AND finished_at < now() - )" QC_MS(":older_ms");
   return s;
 }

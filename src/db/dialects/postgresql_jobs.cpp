@@ -389,23 +389,21 @@ FinishStatements make_finish(const std::string& cols) {
     UPDATE job_queue
        SET status = 2, result = CAST(:result AS jsonb), lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0)";
+     WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0)";
   // Many acks without a result under one token: one UPDATE returning the ids it changed.
   s.ack_ids.write = returning(R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id IN ({ids}) AND status = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0)",
+     WHERE id IN ({ids}) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text) AND has_dependents = 0)",
                               "id");
-  // The status is tested as CAST(status AS integer) = 1 (here and in ack_id_one), which no
-  // partial index's `status = 1` is proved from, so that only the primary key can find the rows:
-  // one descent an id, work bounded by the ids. With `status = 1` the planner could also read every
-  // processing row through job_queue_processing_groups or job_queue_leases and test each against
-  // the ids. It chose that whenever the statistics predated the jobs processing now (ANALYZE saw an
-  // empty index): with 10,000 processing, the ack of one job read 10,000 rows instead of one
-  // (tests/contract/test_stale_statistics.cpp). With fresh statistics that scan was a little
-  // quicker for a batch about as large as everything processing: an ack of 1,000 ids with
-  // 2,000 processing, 10.4-10.6 ms against 11.4-12.2 by the primary key (EXPLAIN ANALYZE).
+  // The status is tested as CAST(status AS integer) = 1, as in every statement here that finds
+  // jobs by id (postgresql_sql.hpp): only the primary key can find the rows, one descent an id.
+  // With `status = 1` and statistics that predated the jobs processing now, the ack of one job
+  // read all 10,000 processing rows through job_queue_processing_groups or job_queue_leases
+  // instead of one. With fresh statistics that scan was a little quicker for a batch about as
+  // large as everything processing: an ack of 1,000 ids with 2,000 processing, 10.4-10.6 ms
+  // against 11.4-12.2 by the primary key (EXPLAIN ANALYZE).
   s.ack_id_array = R"(
     UPDATE job_queue
        SET status = 2, result = NULL, lock_until = NULL,
@@ -428,13 +426,13 @@ FinishStatements make_finish(const std::string& cols) {
            finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
            last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+     WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text))",
                                  cols);
   s.fail_final.write = returning(R"(
     UPDATE job_queue
        SET status = 3, last_error = CAST(:error AS text), lock_token = NULL, lock_until = NULL,
            finished_at = now(), updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+     WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text))",
                                  cols);
   s.extend.write = returning(R"(
     UPDATE job_queue
@@ -442,7 +440,7 @@ FinishStatements make_finish(const std::string& cols) {
            progress = COALESCE(CAST(:progress AS smallint), progress),
            progress_note = COALESCE(CAST(:note AS text), progress_note),
            checkpoint = COALESCE(CAST(:checkpoint AS jsonb), checkpoint)
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text)
+     WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text)
        AND lock_until > now())",
                              cols);
   s.release.write = returning(R"(
@@ -450,7 +448,7 @@ FinishStatements make_finish(const std::string& cols) {
        SET status = 0, attempts = GREATEST(attempts - 1, 0), run_at = now(),
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id = CAST(:id AS bigint) AND status = 1 AND lock_token = CAST(:token AS text))",
+     WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text))",
                               cols);
   return s;
 }

@@ -19,6 +19,19 @@
 // Each placeholder name appears once per statement. (SOCI 4.0.3 itself binds a repeated
 // name to every occurrence and ignores a bound name the text lacks, but positional binds,
 // as in enqueue_many, and the other backends need one placeholder per value.)
+//
+// A statement that finds jobs by id (`id = :id`, `id IN (...)`, `id = ANY (...)`) tests
+// their status as `CAST(status AS integer) = 1`, not `status = 1`. The partial indexes
+// (job_queue_claim WHERE status = 0, job_queue_leases and job_queue_processing_groups WHERE
+// status = 1, ...) are candidates only when the WHERE proves their predicate, and none is
+// proved from the cast, so only the primary key can find the rows: work bounded by the ids.
+// With `status = 1`, a planner whose statistics predate the jobs in such an index (ANALYZE
+// saw it empty, then a burst was claimed) reads the whole index for one id, the id tested
+// inside the index scan: with 10,000 jobs processing, an extend, a fail or an ack with a
+// result read 50-110 buffers instead of 5-10, growing with the jobs processing
+// (tests/contract/test_stale_statistics.cpp). The same holds for status 0 (a waiting
+// child's release), and for purge's `status >= 2` (job_queue_finished, read whole for each
+// batch of ids). The cast means the same on the smallint column.
 #pragma once
 
 #include <string>
@@ -58,12 +71,16 @@
 // the mask folds to "status = ANY ('{NULL,NULL,2,3,4}')", which the statistics can
 // estimate. (The COALESCE and shift forms estimated at 0.5 percent each, which sent
 // purge batches to a sequential scan and sort of the whole table.)
-#define QC_STATUS_IN_MASK(m)                          \
-  "status = ANY (ARRAY[CASE WHEN " m                  \
+#define QC_COLUMN_IN_MASK(column, m)                  \
+  column " = ANY (ARRAY[CASE WHEN " m                 \
   " & 1 <> 0 THEN 0 END, "                            \
   "CASE WHEN " m " & 2 <> 0 THEN 1 END, CASE WHEN " m \
   " & 4 <> 0 THEN 2 END, "                            \
   "CASE WHEN " m " & 8 <> 0 THEN 3 END, CASE WHEN " m " & 16 <> 0 THEN 4 END])"
+#define QC_STATUS_IN_MASK(m) QC_COLUMN_IN_MASK("status", m)
+// The same for jobs found by id: on CAST(status AS integer), which proves no partial index's
+// predicate (see "A statement that finds jobs by id" above).
+#define QC_STATUS_BY_ID_IN_MASK(m) QC_COLUMN_IN_MASK("CAST(status AS integer)", m)
 
 namespace queuectl::postgresql_sql {
 
