@@ -346,7 +346,7 @@ TEST_CASE("writes that find jobs by id work no harder with stale statistics" *
                now_sql() + " FROM " + hundred_thousand_rows() + " LIMIT 20000");
   analyze(db);
   // The burst: 10,000 jobs processing (one claim's token on the first 1,000), 10,000 ready,
-  // 1,000 waiting for parents, 2,000 failed.
+  // 1,000 waiting for parents, 10,000 failed and moved to a dead-letter queue.
   exec(db, "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " +
                hundred_thousand_rows() + " LIMIT 10000");
   std::vector<Job> held;
@@ -362,9 +362,9 @@ TEST_CASE("writes that find jobs by id work no harder with stale statistics" *
        "TIMESTAMPTZ '9999-12-31 00:00:00+00' FROM " +
            hundred_thousand_rows() + " LIMIT 1000");
   exec(db,
-       "INSERT INTO job_queue (queue, status, attempts, payload, finished_at) "
+       "INSERT INTO job_queue (queue, status, attempts, payload, finished_at, dead_from) "
        "SELECT 'f', 3, 1, '{}', " +
-           now_sql() + " FROM " + hundred_thousand_rows() + " LIMIT 2000");
+           now_sql() + ", 'orig' FROM " + hundred_thousand_rows() + " LIMIT 10000");
   // Two held jobs have children (the dependencies' ack), one lost its lease.
   const std::string token = held.front().lock_token.value_or("");
   const std::string held_id = std::to_string(held[0].id), parent_id = std::to_string(held[1].id),
@@ -407,7 +407,8 @@ TEST_CASE("writes that find jobs by id work no harder with stale statistics" *
                                                 {"checkpoint", "NULL"},
                                                 {"older_ms", "0"},
                                                 {"queue", "NULL"},
-                                                {"status_mask", "4"}};
+                                                {"status_mask", "4"},
+                                                {"to", "NULL"}};
     };
   };
   const Statements& q = db.sql();
@@ -432,6 +433,7 @@ TEST_CASE("writes that find jobs by id work no harder with stale statistics" *
        values_for(unleased_id)},
       {"retry by id", expand_ids(q.admin.retry_ids.write, 1), values_for(failed_id)},
       {"cancel by id", expand_ids(q.admin.cancel_ids.write, 1), values_for(ready_id)},
+      {"a dead letter moved back", expand_ids(q.admin.move_ids.write, 1), values_for(failed_id)},
       {"cancel --force by id", expand_ids(q.admin.cancel_ids_force.write, 1), values_for(held_id)},
   };
   // (PREPARE and EXECUTE meet one server session inside the transaction, pooler or not.)

@@ -96,7 +96,7 @@ AdminStatements make_admin() {
            status = 0, attempts = 0, run_at = now(), finished_at = NULL,
            locked_by = NULL, lock_token = NULL, locked_at = NULL, lock_until = NULL,
            updated_at = now()
-     WHERE id IN ({ids}) AND dead_from IS NOT NULL AND status IN (0, 3))",
+     WHERE id IN ({ids}) AND num_nonnulls(dead_from) = 1 AND status IN (0, 3))",
                                "id");
   s.dead_letters_pick = R"(
     SELECT id

@@ -30,8 +30,9 @@
 // inside the index scan: with 10,000 jobs processing, an extend, a fail or an ack with a
 // result read 50-110 buffers instead of 5-10, growing with the jobs processing
 // (tests/contract/test_stale_statistics.cpp). The same holds for status 0 (a waiting
-// child's release), and for purge's `status >= 2` (job_queue_finished, read whole for each
-// batch of ids). The cast means the same on the smallint column.
+// child's release), for purge's `status >= 2` (job_queue_finished, read whole for each
+// batch of ids), and for a dead letter's `dead_from IS NOT NULL` (job_queue_dead_letters),
+// written `num_nonnulls(dead_from) = 1`. The cast means the same on the smallint column.
 #pragma once
 
 #include <string>
