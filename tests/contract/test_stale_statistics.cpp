@@ -14,7 +14,8 @@
 // The same for an ack after a burst of claims: ANALYZE saw no job processing, then
 // thousands are. On PostgreSQL the ack of a few ids (`id = ANY (...) AND status = 1 ...`)
 // then read every processing row through a processing index instead of each id through the
-// primary key, whose estimate (one descent an id) the empty-looking index undercut.
+// primary key, whose estimate (one descent an id) the empty-looking index undercut. The same
+// for every other statement that finds jobs by id (the last two tests).
 #include "contract/contract_helpers.hpp"
 
 #include <soci/sqlite3/soci-sqlite3.h>
@@ -297,10 +298,11 @@ TEST_CASE("an ack after a burst of claims works no harder than with fresh statis
 // Every other statement that finds jobs by id and tests their status, on PostgreSQL: the lease
 // holder's writes (ack with a result, fail, extend, release), the dependencies' (a parent's
 // ack, a waiting child's release or cancel), the reaper's marks, and the admin commands'
-// writes by id. Each was written `id = ... AND status = 1` (or 0, or IN (...)); with the
-// partial indexes' statistics taken before the jobs now in them, the planner read a whole
-// processing (or claim) index for one id. Each statement runs under EXPLAIN ANALYZE on one
-// job (rolled back), planned with its values and generically, with stale statistics and then
+// writes by id. Most were written `id = ... AND status = 1` (or 0), the dead letters' move
+// `dead_from IS NOT NULL`: a partial index's predicate, so with that index's statistics taken
+// before the jobs now in it, the planner read the whole index (processing, claim or dead
+// letters) for one id. Each statement runs under EXPLAIN (ANALYZE, BUFFERS) on one job
+// (rolled back), planned with its values and generically, with stale statistics and then
 // fresh ones; the stale run may do at most twice the fresh work.
 struct ByIdCase {
   std::string name;
@@ -365,7 +367,7 @@ TEST_CASE("writes that find jobs by id work no harder with stale statistics" *
        "INSERT INTO job_queue (queue, status, attempts, payload, finished_at, dead_from) "
        "SELECT 'f', 3, 1, '{}', " +
            now_sql() + ", 'orig' FROM " + hundred_thousand_rows() + " LIMIT 10000");
-  // Two held jobs have children (the dependencies' ack), one lost its lease.
+  // One held job has children (the dependencies' ack), another lost its lease.
   const std::string token = held.front().lock_token.value_or("");
   const std::string held_id = std::to_string(held[0].id), parent_id = std::to_string(held[1].id),
                     unleased_id = std::to_string(held[2].id);
