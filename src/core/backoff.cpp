@@ -30,9 +30,13 @@ double random_unit() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(generator());
 }
 
+std::uint32_t unguessable_u32() {
+  thread_local std::random_device device;
+  return device();
+}
+
 std::string new_lock_token() {
-  std::random_device rd;  // the kernel's CSPRNG: tokens must not be guessable
-  std::uint32_t w[4] = {rd(), rd(), rd(), rd()};
+  std::uint32_t w[4] = {unguessable_u32(), unguessable_u32(), unguessable_u32(), unguessable_u32()};
   w[1] = (w[1] & 0xffff0fffu) | 0x00004000u;  // version 4
   w[2] = (w[2] & 0x3fffffffu) | 0x80000000u;  // variant 10
   char buf[37];

@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
+
+#include "core/backoff.hpp"
 
 namespace queuectl {
 namespace {
@@ -27,11 +28,10 @@ std::string shown(std::string_view value) {
 }
 
 std::string random_hex(std::size_t digits) {
-  std::random_device rd;  // the kernel's CSPRNG, as for lock tokens
   std::string out;
   while (out.size() < digits) {
     char buf[9];
-    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(unguessable_u32()));
     out += buf;
   }
   out.resize(digits);
