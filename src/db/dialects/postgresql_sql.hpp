@@ -72,12 +72,12 @@
 // the mask folds to "status = ANY ('{NULL,NULL,2,3,4}')", which the statistics can
 // estimate. (The COALESCE and shift forms estimated at 0.5 percent each, which sent
 // purge batches to a sequential scan and sort of the whole table.)
-#define QC_COLUMN_IN_MASK(column, m)                  \
-  column " = ANY (ARRAY[CASE WHEN " m                 \
-  " & 1 <> 0 THEN 0 END, "                            \
-  "CASE WHEN " m " & 2 <> 0 THEN 1 END, CASE WHEN " m \
-  " & 4 <> 0 THEN 2 END, "                            \
-  "CASE WHEN " m " & 8 <> 0 THEN 3 END, CASE WHEN " m " & 16 <> 0 THEN 4 END])"
+#define QC_COLUMN_IN_MASK(column, m)                         \
+  column " = ANY (ARRAY[CASE WHEN " m                        \
+         " & 1 <> 0 THEN 0 END, "                            \
+         "CASE WHEN " m " & 2 <> 0 THEN 1 END, CASE WHEN " m \
+         " & 4 <> 0 THEN 2 END, "                            \
+         "CASE WHEN " m " & 8 <> 0 THEN 3 END, CASE WHEN " m " & 16 <> 0 THEN 4 END])"
 #define QC_STATUS_IN_MASK(m) QC_COLUMN_IN_MASK("status", m)
 // The same for jobs found by id: on CAST(status AS integer), which proves no partial index's
 // predicate (see "A statement that finds jobs by id" above).
