@@ -110,13 +110,21 @@ std::string rfc3339_from_pg_text(const std::string& text) {
   const bool shaped = n >= 22 && text[4] == '-' && text[10] == ' ' && text[13] == ':' &&
                       text.compare(n - 3, 3, "+00") == 0 && (n == 22 || text[19] == '.') && n <= 29;
   if (!shaped) throw Error("unexpected time '" + text + "' from the database");
-  std::string out = text.substr(0, 19);
+  // Built in place, one allocation: five of these a job read, a hundred jobs a claim.
+  const std::size_t digits = n == 22 ? 0 : n - 23;  // of the fraction, 1 to 6
+  std::string out;
+  out.reserve(27);
+  out.append(text, 0, 19);
   out[10] = 'T';
-  std::string fraction = n == 22 ? "" : text.substr(20, n - 23);
-  for (char c : fraction)
+  out += '.';
+  for (std::size_t i = 0; i < digits; ++i) {
+    const char c = text[20 + i];
     if (c < '0' || c > '9') throw Error("unexpected time '" + text + "' from the database");
-  fraction.resize(6, '0');
-  return out + "." + fraction + "Z";
+    out += c;
+  }
+  out.append(6 - digits, '0');
+  out += 'Z';
+  return out;
 }
 
 }  // namespace queuectl

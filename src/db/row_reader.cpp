@@ -1,5 +1,7 @@
 #include "db/row_reader.hpp"
 
+#include <charconv>
+#include <system_error>
 #include <type_traits>
 
 #include "core/errors.hpp"
@@ -7,33 +9,33 @@
 #include "core/time_text.hpp"
 
 namespace queuectl {
-namespace {
-
-std::optional<std::string> opt(const std::string& v, soci::indicator ind) {
-  if (ind == soci::i_null) return std::nullopt;
-  return v;
-}
-
-}  // namespace
 
 void JobRowReader::bind(soci::statement& st) {
   for (std::size_t i = 0; i < kColumns; ++i) st.exchange(soci::into(values_[i], nulls_[i]));
 }
 
-Job JobRowReader::job() const {
-  auto text = [&](std::size_t i) { return nulls_[i] == soci::i_null ? std::string() : values_[i]; };
+Job JobRowReader::job() {
+  // Each column's text is moved, not copied, into the job, and numbers are read where they
+  // lie: a claim of a hundred jobs reads 2,500 columns.
+  auto text = [&](std::size_t i) {
+    return nulls_[i] == soci::i_null ? std::string() : std::move(values_[i]);
+  };
   auto num = [&](std::size_t i) -> long long {
-    const std::string v = text(i);
-    try {
-      return std::stoll(v);
-    } catch (const std::exception&) {
+    static const std::string none;
+    const std::string& v = nulls_[i] == soci::i_null ? none : values_[i];
+    long long out = 0;
+    // Leading digits, as std::stoll read them.
+    if (std::from_chars(v.data(), v.data() + v.size(), out).ec != std::errc())
       throw Error("unexpected value '" + v + "' in job column " + std::to_string(i));
-    }
+    return out;
   };
   // Columns in kJobFields order: the dialects' job_columns list them so (a unit test).
   // Each position is found at compile time.
 #define QC_AT(name) std::integral_constant<std::size_t, job_field(name)>::value
-  auto opt_at = [&](std::size_t i) { return opt(values_[i], nulls_[i]); };
+  auto opt_at = [&](std::size_t i) -> std::optional<std::string> {
+    if (nulls_[i] == soci::i_null) return std::nullopt;
+    return std::move(values_[i]);
+  };
   // PostgreSQL sends its times as its own text, which costs the server a third of to_char's
   // (postgresql_sql.hpp); the others send them as queuectl prints them.
   auto time_at = [&](std::size_t i) { return rfc3339_from_pg_text(text(i)); };

@@ -20,8 +20,9 @@ class JobRowReader {
 
   // Adds one into() per job column to `st`, in Job's order.
   void bind(soci::statement& st);
-  // The job in the row last fetched.
-  Job job() const;
+  // The job in the row last fetched. Its text moves out of the reader (the next fetch
+  // writes every column afresh): call it once a row.
+  Job job();
 
  private:
   std::array<std::string, kColumns> values_;
