@@ -131,7 +131,11 @@ std::vector<WorkerLeases> LeaseRepository::lease_summary(const LeaseFilter& f,
   for (const Lease& l : shown) {
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const WorkerLeases& w) { return w.worker == l.job.locked_by; });
-    if (it == out.end()) it = out.insert(out.end(), WorkerLeases{l.job.locked_by});
+    if (it == out.end()) {
+      WorkerLeases w;
+      w.worker = l.job.locked_by;
+      it = out.insert(out.end(), std::move(w));
+    }
     ++it->leases;
     if (!l.seconds_left) {
       ++it->unleased;
