@@ -210,9 +210,13 @@ class JobRepository {
   // LeaseLost (with `detail` appended to the message).
   [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");
 
+  // Whether this connection keeps a statement it runs again prepared (keeps_prepared): on
+  // PostgreSQL when no pooler stands between (the server parses it once), and on SQLite (the
+  // library compiles it once). MySQL's client library prepares nothing for SOCI.
+  bool keeps_prepared() const;
   // The claim statements of ClaimReturning this connection has run, by their text's
-  // address, and those it has prepared on the server (PostgreSQL, when no pooler stands
-  // between; from a statement's second run: see claim_returning); null: run once.
+  // address, and those it has prepared (where keeps_prepared; from a statement's second
+  // run: see claim_returning); null: run once.
   struct PreparedClaim;
   // The claim statement `sql`, prepared on the server the first time (and its binds).
   PreparedClaim& prepared_claim(const std::string& sql, const ClaimReturning& q);

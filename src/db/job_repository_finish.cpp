@@ -46,10 +46,9 @@ std::vector<long long> JobRepository::ack_id_array(const std::vector<long long>&
     for (long long id : ids) list.add(id);
     ids_text = list.done();
   }
-  // As claim_returning: only where one server session answers every statement (no
-  // transaction pooler), and only from the second run, so that `queuectl ack` sends one
-  // statement and no PREPARE.
-  bool keep = db_.dialect().backend() == Backend::postgresql && !db_.pooled();
+  // As claim_returning: only where keeps_prepared, and only from the second run, so that
+  // `queuectl ack` sends one statement and no PREPARE.
+  bool keep = keeps_prepared();
   if (keep) keep = !prepared_acks_.emplace(&sql, nullptr).second;
   auto bind = [&](PreparedAck& p) {
     p.st.exchange(soci::into(p.acked));
