@@ -24,7 +24,7 @@ Job JobRowReader::job() {
     static const std::string none;
     const std::string& v = nulls_[i] == soci::i_null ? none : values_[i];
     long long out = 0;
-    // Leading digits, as std::stoll read them.
+    // The leading digits, as std::stoll took them (a database sends no space or '+').
     if (std::from_chars(v.data(), v.data() + v.size(), out).ec != std::errc())
       throw Error("unexpected value '" + v + "' in job column " + std::to_string(i));
     return out;

@@ -21,7 +21,8 @@ class JobRowReader {
   // Adds one into() per job column to `st`, in Job's order.
   void bind(soci::statement& st);
   // The job in the row last fetched. Its text moves out of the reader (the next fetch
-  // writes every column afresh): call it once a row.
+  // writes each column that is not null afresh, and a null one is read by its indicator):
+  // call it once a row.
   Job job();
 
  private:
