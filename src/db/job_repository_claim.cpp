@@ -1,6 +1,7 @@
 // JobRepository: the claim (enqueue: job_repository.cpp).
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <variant>
@@ -29,14 +30,14 @@ struct GroupedPicked {};
 // sort moves positions and each job moves once, into its place; claims that come back in
 // order already are left as they are.
 void sort_claim_order(std::vector<Job>& jobs) {
-  auto before = [&](const Job& a, const Job& b) {
+  auto before = [](const Job& a, const Job& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.run_at != b.run_at) return a.run_at < b.run_at;
     return a.id < b.id;
   };
   if (std::is_sorted(jobs.begin(), jobs.end(), before)) return;
   std::vector<std::size_t> order(jobs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return before(jobs[a], jobs[b]); });
   std::vector<Job> sorted;

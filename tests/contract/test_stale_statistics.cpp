@@ -56,8 +56,10 @@ void analyze(Database& db) {
 
 // The planner's estimate of the entries in `index` (the premise of a stale-statistics test).
 long long estimated_entries(Database& db, const std::string& index) {
-  return scalar(db,
-                "SELECT CAST(reltuples AS bigint) FROM pg_class WHERE relname = '" + index + "'");
+  long long entries = -1;
+  db.session() << "SELECT CAST(reltuples AS bigint) FROM pg_class WHERE relname = :index",
+      soci::into(entries), soci::use(index, "index");
+  return entries;
 }
 
 // The burst in `queue`: 3,000 ungrouped ready jobs, 3,000 grouped ones (300 groups of 10),
