@@ -217,13 +217,15 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
     return RateSteps{r(rate.read), r(rate.spend), r(rate.spend_key)};
   };
   if (const auto* one = std::get_if<ClaimReturning>(&real.claim)) {
-    std::optional<RateSteps> rate;
-    if (one->rate) rate = r_rate(*one->rate);
     // The copy's queue has no rate: the plain claim takes its jobs, and claim_rated (which
-    // calls the rate functions on the real tables) is left out.
-    std::optional<std::string> rated;
-    s.claim = ClaimReturning{without_limits(r(one->claim)), one->in_transaction,
-                             r_opt(one->locking_pick), rate, rated};
+    // calls the rate functions on the real tables) is left out, as is every other statement
+    // of the chain.
+    ClaimReturning copy;
+    copy.claim = without_limits(r(one->claim));
+    copy.in_transaction = one->in_transaction;
+    copy.locking_pick = r_opt(one->locking_pick);
+    if (one->rate) copy.rate = r_rate(*one->rate);
+    s.claim = std::move(copy);
   } else {
     const auto& steps = std::get<ClaimPickThenMark>(real.claim);
     s.claim = ClaimPickThenMark{

@@ -227,7 +227,17 @@ class JobRepository {
   std::vector<long long> ack_id_array(const std::vector<long long>& ids, const std::string& token);
   struct PreparedAck;
 
+  // The statements a claim of `limit` jobs runs: `bound`, or its twin with that LIMIT
+  // written in (ClaimReturning::with_limit), made once and kept here: for a claim of one
+  // job, and for a claim of up to kWrittenLimitMax where keeps_prepared, of at most
+  // kWrittenLimitsKept sizes (each size kept prepared holds its plans in the server session,
+  // about 200 KB a statement).
+  const ClaimReturning& claim_statements(const ClaimReturning& bound, int limit);
+  static constexpr std::size_t kWrittenLimitsKept = 16;
+
   Database& db_;
+  // Before prepared_claims_, whose keys point into them: destroyed after it.
+  std::map<int, std::unique_ptr<const ClaimReturning>> written_claims_;
   std::map<const std::string*, std::unique_ptr<PreparedClaim>> prepared_claims_;
   // The ack statements ack_id_array has run, by their text's address, and those it has
   // prepared on the server (null: run once), as prepared_claims_.

@@ -71,8 +71,8 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   check_storable(db_.dialect(), std::nullopt, request.lease, "the lease");
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
-  if (const auto* one = std::get_if<ClaimReturning>(&db_.sql().claim)) {
-    if (request.limit == 1 && one->one_job) one = one->one_job.get();
+  if (const auto* bound = std::get_if<ClaimReturning>(&db_.sql().claim)) {
+    const ClaimReturning* one = &claim_statements(*bound, request.limit);
     auto run = [&](const std::string& sql) {
       auto work = [&] { jobs = claim_returning(*one, sql, request, token); };
       if (one->in_transaction)
@@ -156,12 +156,13 @@ struct ClaimBinds {
 // statement is parsed at every claim. That parsing was a quarter of a one-job claim:
 // pgbench on the landed statement, 0.47 ms a claim run as a one-time statement, 0.35
 // prepared, and the same 0.35 with custom plans forced, so it was not planning. A claim of
-// several jobs is still planned at each run with its values (a custom plan): its generic
-// plan cannot see the bound LIMIT, expects a tenth of the queue and costs more. A claim of
-// one job (ClaimReturning::one_job, LIMIT 1 written in) is planned once, generically, from
-// its sixth run. test_indexes.cpp checks both, and that every generic plan reads the claim
-// index. (Forcing custom plans for the session made the plpgsql functions
-// plan each of their statements at every call: the rate-per-key race fell behind.) The
+// more than 1,000 jobs is still planned at each run with its values (a custom plan): its
+// generic plan cannot see the bound LIMIT, expects a tenth of the queue and costs more. A
+// claim of up to 1,000 (ClaimReturning::with_limit, its LIMIT written in) is planned once,
+// generically, from its sixth run. test_indexes.cpp checks both, and that every generic
+// plan reads the claim index. (Forcing custom plans for the session made the plpgsql
+// functions plan each of their statements at every call: the rate-per-key race fell
+// behind; forcing generic plans would do it to every statement of the session.) The
 // values are bound by reference, so they live here.
 struct JobRepository::PreparedClaim {
   explicit PreparedClaim(soci::session& session) : st(session) {}
@@ -219,6 +220,19 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const s
   }
   if (rate && !jobs.empty()) spend_claimed(*q.rate, b.queue, *rate, tokens, jobs);
   return jobs;
+}
+
+const ClaimReturning& JobRepository::claim_statements(const ClaimReturning& bound, int limit) {
+  if (!bound.with_limit || limit < 1 || limit > ClaimReturning::kWrittenLimitMax) return bound;
+  const auto found = written_claims_.find(limit);
+  if (found != written_claims_.end()) return *found->second;
+  // A batch's written statements only pay where they are kept prepared: run once, a bound
+  // LIMIT is planned with its value just the same. One job's always (as `claim` has since
+  // it was written).
+  if (limit > 1 && (!keeps_prepared() || written_claims_.size() >= kWrittenLimitsKept))
+    return bound;
+  auto written = std::make_unique<const ClaimReturning>(bound.with_limit(limit));
+  return *written_claims_.emplace(limit, std::move(written)).first->second;
 }
 
 bool JobRepository::keeps_prepared() const {

@@ -123,11 +123,13 @@ struct ClaimReturning {
   // queue with rate_per_key, nor when a job it picked has a group key. Tried between `claim`
   // and `claim_rated`.
   std::optional<std::string> claim_rated_simple;
-  // Whether the statements bind :limit. (PostgreSQL) `one_job` holds the same statements
-  // with LIMIT 1 written in, which bind no :limit, for a claim of one job: prepared, they
-  // are planned once rather than at every run (postgresql_jobs.cpp, make_claim).
+  // Whether the statements bind :limit. (PostgreSQL) `with_limit(n)` makes the same
+  // statements with LIMIT n written in, which bind no :limit, for a claim of n jobs (1 to
+  // kWrittenLimitMax): prepared, they are planned once rather than at every run
+  // (postgresql_jobs.cpp, make_claim; JobRepository::claim_statements picks them).
   bool binds_limit = true;
-  std::shared_ptr<const ClaimReturning> one_job;
+  ClaimReturning (*with_limit)(int n) = nullptr;
+  static constexpr int kWrittenLimitMax = 1000;
 };
 
 // A claim in one short transaction of several statements (MySQL, MariaDB). For a claim of

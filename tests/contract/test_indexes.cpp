@@ -470,14 +470,14 @@ TEST_CASE("the dialect's own claim takes its rows by index among 100,000 ready j
 
 // A worker's claim statements are kept prepared (JobRepository::PreparedClaim). PostgreSQL
 // then plans each run with its values (a custom plan) unless the generic plan is estimated
-// no dearer. A claim of several jobs binds its LIMIT, which a generic plan cannot see: it
-// expects a tenth of the ready jobs (cost enough to JIT-compile it), so those runs stay
-// custom. A claim of one job has LIMIT 1 written in (ClaimReturning::one_job): its generic
-// plan costs what its custom plans cost, and PostgreSQL plans it once, from the sixth run.
-// Every generic plan, chosen or not, reads the claim index.
+// no dearer. A claim of more than 1,000 jobs binds its LIMIT, which a generic plan cannot see:
+// it expects a tenth of the ready jobs (cost enough to JIT-compile it), so those runs stay
+// custom. A claim of up to 1,000 has its LIMIT written in (ClaimReturning::with_limit): its
+// generic plan costs what its custom plans cost, and PostgreSQL plans it once, from the
+// sixth run. Every generic plan, chosen or not, reads the claim index.
 TEST_CASE(
-    "PostgreSQL: prepared claims of a batch stay custom-planned, of one job generic; every "
-    "generic plan reads the claim index" *
+    "PostgreSQL: prepared claims of more than 1,000 jobs stay custom-planned, of up to 1,000 "
+    "generic; every generic plan reads the claim index" *
     doctest::skip(!is_postgresql() || through_pooler())) {
   FreshDatabase fx;
   JobRepository repo(fx.db());
@@ -486,31 +486,45 @@ TEST_CASE(
        "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM " + hundred_thousand_rows());
   analyze(fx.db());
   const auto& batch = std::get<ClaimReturning>(fx.db().sql().claim);
-  REQUIRE(batch.one_job);
-  const ClaimReturning& one = *batch.one_job;
-  auto plans = [&](const char* kind, const ClaimReturning& statements) {
+  REQUIRE((batch.with_limit != nullptr));
+  // The plans of the prepared claims whose LIMIT is `limit` (0: the bound one).
+  auto plans = [&](const char* kind, int limit) {
+    const std::string match =
+        limit == 0 ? std::string("CAST\\(\\$[0-9]+ AS integer\\)") : std::to_string(limit);
     return scalar(fx.db(), std::string("SELECT COALESCE(sum(") + kind +
                                "), 0) FROM pg_prepared_statements"
                                " WHERE statement LIKE '%UPDATE job_queue j%'"
-                               " AND cardinality(parameter_types) " +
-                               (statements.binds_limit ? "= 5" : "= 4"));
+                               " AND statement ~ 'LIMIT " +
+                               match + "\\s+FOR UPDATE OF j'");
   };
+  for (int i = 0; i < 8; ++i) CHECK_EQ(claim(repo, "q", 1001).size(), 1001u);
   for (int i = 0; i < 8; ++i) CHECK_EQ(claim(repo, "q", 2).size(), 2u);
   for (int i = 0; i < 8; ++i) CHECK_EQ(claim(repo, "q", 1).size(), 1u);
   // Each prepared at its second claim (of these, or of fill_table's): at least seven runs
-  // since. A batch's each planned with its values; one job's planned once, for all values.
-  CHECK_GE(plans("custom_plans", batch), 7);
-  CHECK_EQ(plans("generic_plans", batch), 0);
-  CHECK_GE(plans("generic_plans", one), 2);
-  CHECK_LE(plans("custom_plans", one), 5);
+  // since. The bound one's each planned with its values; a written one's planned once, for
+  // all values.
+  CHECK_GE(plans("custom_plans", 0), 7);
+  CHECK_EQ(plans("generic_plans", 0), 0);
+  for (int limit : {1, 2}) {
+    INFO("LIMIT " << limit);
+    CHECK_GE(plans("generic_plans", limit), 2);
+    CHECK_LE(plans("custom_plans", limit), 5);
+  }
   const std::map<std::string, std::string> values = {
       {"worker", "'w'"},
       {"token", "'00000000-0000-4000-8000-000000000000'"},
       {"lease_ms", "30000"},
       {"queue", "'q'"},
       {"limit", "1"}};
+  std::vector<ClaimReturning> written;
+  for (int limit : {1, 2, ClaimReturning::kWrittenLimitMax}) {
+    written.push_back(batch.with_limit(limit));
+    CHECK_FALSE(written.back().binds_limit);
+  }
   std::vector<const std::string*> claims;
-  for (const ClaimReturning* statements : {&batch, &one}) {
+  std::vector<const ClaimReturning*> all = {&batch};
+  for (const ClaimReturning& w : written) all.push_back(&w);
+  for (const ClaimReturning* statements : all) {
     claims.push_back(&statements->claim);
     if (statements->claim_ungrouped) claims.push_back(&*statements->claim_ungrouped);
     if (statements->claim_rated_simple) claims.push_back(&*statements->claim_rated_simple);
@@ -527,6 +541,32 @@ TEST_CASE(
     CHECK(plan.text.find("Seq Scan on job_queue") == std::string::npos);
   }
   exec(fx.db(), "RESET plan_cache_mode");
+}
+
+// A repository keeps the written statements of at most kWrittenLimitsKept sizes (each
+// holds its plans in the server session): a claim of another size past that binds its LIMIT.
+// Through a pooler, only one job's are written (nothing is kept prepared there).
+TEST_CASE("PostgreSQL: claims of many sizes keep the written statements of at most 16" *
+          doctest::skip(!is_postgresql())) {
+  FreshDatabase fx;
+  JobRepository repo(fx.db());
+  exec(fx.db(),
+       "INSERT INTO job_queue (queue, payload) SELECT 'q', '{}' FROM generate_series(1, 1200)");
+  for (int round = 0; round < 2; ++round)
+    for (int limit = 1; limit <= 33; ++limit)
+      CHECK_EQ(claim(repo, "q", limit).size(), static_cast<std::size_t>(limit));
+  if (through_pooler()) return;
+  const long long written = scalar(fx.db(),
+                                   "SELECT count(*) FROM pg_prepared_statements"
+                                   " WHERE statement LIKE '%UPDATE job_queue j%'"
+                                   " AND statement ~ 'LIMIT [0-9]+\\s+FOR UPDATE OF j'");
+  const long long bound =
+      scalar(fx.db(),
+             "SELECT count(*) FROM pg_prepared_statements"
+             " WHERE statement LIKE '%UPDATE job_queue j%'"
+             " AND statement ~ 'LIMIT CAST\\(\\$[0-9]+ AS integer\\)\\s+FOR UPDATE OF j'");
+  CHECK_EQ(written, 16);
+  CHECK_EQ(bound, 1);
 }
 
 // A worker's acks are kept prepared too (JobRepository::PreparedAck). The generic plan of
