@@ -7,7 +7,9 @@
 #
 # Builds queuectl in $BUILD_DIR (default: build) unless $QUEUECTL names a binary, starts
 # throwaway servers with scripts/test-servers.sh in a temporary directory (stopped and
-# removed on exit), then runs $ROUNDS rounds. Each round measures, one after the other:
+# removed on exit), then runs $ROUNDS rounds. Each round measures, one after the other, a
+# floor, then each backend followed by a floor again (a backend's ratio is to the mean of
+# the floors just before and just after it):
 #   floor   seq N | xargs -P8 -I{} true        N spawns of a trivial binary, 8 at a time
 #   work    queuectl -q -o json work bench --concurrency 8 --drain -- true
 #           over N jobs enqueued just before (not timed), on each backend; the summary it
@@ -66,14 +68,22 @@ for ((i = 0; i < N; i++)); do echo '{"payload":{}}'; done >"$TMP/jobs.ndjson"
 now_ns() { date +%s%N; }
 jobs_per_s() { awk -v n="$N" -v s="$1" -v e="$2" 'BEGIN { printf "%.0f", n / ((e - s) / 1e9) }'; }
 
-declare -A RATE RATIO
-for ((r = 1; r <= ROUNDS; r++)); do
+# Each backend's run is bracketed by floors, one measured just before it and one just after
+# (the one after is the next backend's before): its ratio is to their mean, so that a machine
+# that speeds up or slows down during a round moves both sides alike.
+floor_now() {
+  local start end
   start=$(now_ns)
   seq "$N" | xargs -P"$CONCURRENCY" -I{} true
   end=$(now_ns)
-  floor=$(jobs_per_s "$start" "$end")
-  RATE[floor,$r]=$floor
-  echo "round=$r what=floor jobs_per_s=$floor"
+  jobs_per_s "$start" "$end"
+}
+declare -A RATE RATIO
+FLOORS=()
+for ((r = 1; r <= ROUNDS; r++)); do
+  before=$(floor_now)
+  FLOORS+=("$before")
+  echo "round=$r what=floor jobs_per_s=$before"
   for b in $BACKENDS; do
     "$Q" --db "${URL[$b]}" -q enqueue bench --from "$TMP/jobs.ndjson" >/dev/null
     start=$(now_ns)
@@ -82,9 +92,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
     end=$(now_ns)
     done_jobs=$(sed -n 's/.*"done": *\([0-9]*\).*/\1/p' <<<"$summary")
     [[ $done_jobs == "$N" ]] || die "$b: work did $done_jobs of $N jobs: $summary"
+    after=$(floor_now)
+    FLOORS+=("$after")
     RATE[$b,$r]=$(jobs_per_s "$start" "$end")
-    RATIO[$b,$r]=$(awk -v a="${RATE[$b,$r]}" -v f="$floor" 'BEGIN { printf "%.2f", a / f }')
+    RATIO[$b,$r]=$(awk -v a="${RATE[$b,$r]}" -v f="$before" -v g="$after" \
+                     'BEGIN { printf "%.2f", a / ((f + g) / 2) }')
     echo "round=$r what=$b jobs_per_s=${RATE[$b,$r]} ratio_to_floor=${RATIO[$b,$r]}"
+    echo "round=$r what=floor jobs_per_s=$after"
+    before=$after
   done
 done
 
@@ -92,10 +107,8 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 echo
 echo "| \`work --concurrency $CONCURRENCY -- true\`, median of $ROUNDS rounds of $N jobs | jobs/s | floor (xargs -P$CONCURRENCY) jobs/s | ratio to the floor |"
 echo "|---|---:|---:|---:|"
-floors=()
-for ((r = 1; r <= ROUNDS; r++)); do floors+=("${RATE[floor,$r]}"); done
 for b in $BACKENDS; do
   rates=() ratios=()
   for ((r = 1; r <= ROUNDS; r++)); do rates+=("${RATE[$b,$r]}"); ratios+=("${RATIO[$b,$r]}"); done
-  echo "| $b | $(median "${rates[@]}") | $(median "${floors[@]}") | $(median "${ratios[@]}")x |"
+  echo "| $b | $(median "${rates[@]}") | $(median "${FLOORS[@]}") | $(median "${ratios[@]}")x |"
 done

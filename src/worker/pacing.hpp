@@ -50,8 +50,9 @@ class ClaimPacing {
   bool limit_reached(const Held& h) const { return l_.max_jobs > 0 && h.claimed >= l_.max_jobs; }
   // There is room for at least one more job.
   bool has_room(const Held& h) const;
-  // A claim is worth its round trip: it can take half a slot count of jobs, or a slot
-  // would otherwise stay idle.
+  // A claim is worth its round trip: it can take half of what the worker may hold (its
+  // slots and the jobs ahead; --batch jobs if that is fewer), or a slot would otherwise stay
+  // idle.
   bool wants(const Held& h) const;
   // How many jobs the next claim asks for (at least 1 when wants()).
   int claim_size(const Held& h) const;

@@ -62,6 +62,24 @@ TEST_CASE("worker::pacing: a claim is worth it for half the slots, or an idle sl
   CHECK(p.has_room(held(7, 0)));
 }
 
+TEST_CASE("worker::pacing: with jobs ahead, a claim waits for half of all it may hold") {
+  ClaimPacing p = pacing(8);
+  p.job_ran(milliseconds(20));  // short jobs: 16 ahead, 24 in all
+  REQUIRE(p.prefetch() == 16);
+  CHECK(p.wants(held(8, 4)));  // room 12 = half of 24
+  CHECK(p.claim_size(held(8, 4)) == 12);
+  CHECK_FALSE(p.wants(held(8, 5)));   // room 11: the 5 waiting keep the slots busy
+  CHECK_FALSE(p.wants(held(8, 16)));  // full
+  CHECK(p.wants(held(7, 0)));         // an idle slot and nothing waiting: claim anyway
+  SUBCASE("--batch smaller than half: a claim of --batch is worth it") {
+    ClaimPacing small = pacing(8, 3);
+    small.job_ran(milliseconds(20));
+    CHECK(small.wants(held(8, 13)));  // room 3 = --batch
+    CHECK(small.claim_size(held(8, 13)) == 3);
+    CHECK_FALSE(small.wants(held(8, 14)));
+  }
+}
+
 TEST_CASE("worker::pacing: --batch and --max-jobs bound the claim") {
   ClaimPacing batch = pacing(8, 3);
   CHECK(batch.claim_size(held(0, 0)) == 3);
