@@ -72,10 +72,10 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
   const std::string token = new_lock_token();
   std::vector<Job> jobs;
   if (const auto* bound = std::get_if<ClaimReturning>(&db_.sql().claim)) {
-    const ClaimReturning* one = &claim_statements(*bound, request.limit);
+    const ClaimReturning& q = claim_statements(*bound, request.limit);
     auto run = [&](const std::string& sql) {
-      auto work = [&] { jobs = claim_returning(*one, sql, request, token); };
-      if (one->in_transaction)
+      auto work = [&] { jobs = claim_returning(q, sql, request, token); };
+      if (q.in_transaction)
         db_.transaction(work);
       else
         db_.retrying(work);  // one statement: atomic on its own, two round trips fewer
@@ -88,10 +88,10 @@ std::vector<Job> JobRepository::claim(const ClaimRequest& request) {
     // throttled rated queue costs no more statements than the chain from there, and a queue
     // with grouped jobs is claimed with the group checks from then on.
     std::vector<const std::string*> chain;
-    if (one->claim_ungrouped) chain.push_back(&*one->claim_ungrouped);
-    chain.push_back(&one->claim);
-    if (one->claim_rated_simple) chain.push_back(&*one->claim_rated_simple);
-    if (one->claim_rated) chain.push_back(&*one->claim_rated);
+    if (q.claim_ungrouped) chain.push_back(&*q.claim_ungrouped);
+    chain.push_back(&q.claim);
+    if (q.claim_rated_simple) chain.push_back(&*q.claim_rated_simple);
+    if (q.claim_rated) chain.push_back(&*q.claim_rated);
     const auto known = claim_stage_.find(request.queue);
     std::size_t stage = known == claim_stage_.end() ? 0 : known->second;
     for (; stage < chain.size() && jobs.empty(); ++stage) run(*chain[stage]);
