@@ -229,9 +229,9 @@ class JobRepository {
 
   // The statements a claim of `limit` jobs runs: `bound`, or its twin with that LIMIT
   // written in (ClaimReturning::with_limit), made once and kept here: for a claim of one
-  // job, and for a claim of up to kWrittenLimitMax where keeps_prepared, of at most
-  // kWrittenLimitsKept sizes (each size kept prepared holds its plans in the server session,
-  // about 200 KB a statement).
+  // job, and from a size's second claim for up to kWrittenLimitMax where keeps_prepared, of
+  // at most kWrittenLimitsKept sizes (each size kept prepared holds its plans in the server
+  // session, about 200 KB a statement). Null: a size claimed once so far.
   const ClaimReturning& claim_statements(const ClaimReturning& bound, int limit);
   static constexpr std::size_t kWrittenLimitsKept = 16;
 

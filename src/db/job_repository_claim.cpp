@@ -224,15 +224,23 @@ std::vector<Job> JobRepository::claim_returning(const ClaimReturning& q, const s
 
 const ClaimReturning& JobRepository::claim_statements(const ClaimReturning& bound, int limit) {
   if (!bound.with_limit || limit < 1 || limit > ClaimReturning::kWrittenLimitMax) return bound;
-  const auto found = written_claims_.find(limit);
-  if (found != written_claims_.end()) return *found->second;
-  // A batch's written statements only pay where they are kept prepared: run once, a bound
-  // LIMIT is planned with its value just the same. One job's always (as `claim` has since
-  // it was written).
-  if (limit > 1 && (!keeps_prepared() || written_claims_.size() >= kWrittenLimitsKept))
-    return bound;
-  auto written = std::make_unique<const ClaimReturning>(bound.with_limit(limit));
-  return *written_claims_.emplace(limit, std::move(written)).first->second;
+  auto found = written_claims_.find(limit);
+  if (found != written_claims_.end() && found->second) return *found->second;
+  // A batch's written statements only pay where they run again prepared: run once, a bound
+  // LIMIT is planned with its value just the same. So a size's first claim binds its LIMIT
+  // (a command that claims once, `queuectl claim --limit 5`, sends no number in its text),
+  // and is noted (null) if there is room for the size; its later claims run the written
+  // statements. One job's are written from the first (as `claim` has always done).
+  if (limit > 1) {
+    if (!keeps_prepared()) return bound;
+    if (found == written_claims_.end()) {
+      if (written_claims_.size() < kWrittenLimitsKept) written_claims_.emplace(limit, nullptr);
+      return bound;
+    }
+  }
+  auto& slot = written_claims_[limit];
+  slot = std::make_unique<const ClaimReturning>(bound.with_limit(limit));
+  return *slot;
 }
 
 bool JobRepository::keeps_prepared() const {
