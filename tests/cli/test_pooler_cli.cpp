@@ -196,18 +196,20 @@ TEST_CASE(
   CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == 0);
 
   enqueue_many(url, "pooled", 5);
-  RunResult work = queuectl(url, {"-o", "json", "work", "pooled", "--drain", "--", "true"});
+  // --max-jobs, not --drain: a draining worker does not listen at all.
+  RunResult work = queuectl(url, {"-o", "json", "work", "pooled", "--max-jobs", "5", "--", "true"});
   INFO(dump(work));
   REQUIRE(work.exit_code == 0);
   CHECK(parse(work.out)["done"] == 5);
   CHECK(contains(work.err, "goes through a pooler"));
   // Straight to the server, the same worker listens, and says nothing of a pooler.
   enqueue_many(fixture.url(), "pooled", 2);
-  RunResult direct =
-      queuectl(fixture.url(), {"-o", "json", "work", "pooled", "--drain", "--", "true"});
+  RunResult direct = queuectl(
+      fixture.url(), {"-v", "-o", "json", "work", "pooled", "--max-jobs", "2", "--", "true"});
   INFO(dump(direct));
   REQUIRE(direct.exit_code == 0);
   CHECK_FALSE(contains(direct.err, "pooler"));
+  CHECK(contains(direct.err, "listening for new jobs on pooled"));
 }
 
 namespace {

@@ -278,8 +278,8 @@ TEST_CASE("cli: process: helper threads block queuectl's signals; commands start
 
 // With PostgreSQL's default of 100 connections, every connection a worker holds counts.
 // `lock` holds one (its lock lives in that session); `work` one to claim and finish, one
-// for the heartbeat and, on PostgreSQL, one that LISTENs. The connection opened to check
-// the schema is the one handed on, not a fourth.
+// for the heartbeat and, on PostgreSQL, one that LISTENs, but not with --drain. The
+// connection opened to check the schema is the one handed on, not a fourth.
 TEST_CASE("cli: process: lock holds one connection, work one each to claim, beat and listen" *
           doctest::skip(backend_under_test() == Backend::sqlite || through_pooler())) {
   FreshDatabase fixture;
@@ -301,31 +301,35 @@ TEST_CASE("cli: process: lock holds one connection, work one each to claim, beat
     touch(go);
     CHECK(wait_child(cleanup, holder) == 0);
   }
-  std::remove(go.c_str());
-  std::remove(ready.c_str());
   REQUIRE(wait_until([&] { return server_connections(fixture, app) == 0; }));
 
   // Everything but the counted runs goes through the fixture's own connection: a queuectl
   // run that has just ended may still be listed by the server for a moment.
-  const std::int64_t id = id_of(enqueue(fixture.url(), "q"));
-  REQUIRE(wait_until([&] { return server_connections(fixture, app) == 0; }));
-  int worker = cleanup.child(spawn_queuectl(url,
-                                            {"work", "q", "--drain", "--lease", "900ms", "--", "sh",
-                                             "-c", "touch '" + ready + "'; " + wait_for_file(go)},
-                                            dir.path() + "/work.log"));
-  REQUIRE_MESSAGE(wait_until([&] { return file_exists(ready); }),
-                  read_text(dir.path() + "/work.log"));
-  // Once the lease was extended (past the 900ms it got at the claim), the heartbeat has
-  // its connection too.
-  const std::string extended =
-      "SELECT COUNT(*) FROM job_queue WHERE id = " + std::to_string(id) + " AND lock_until > " +
-      (is_mysql() ? "locked_at + INTERVAL 1 SECOND" : "locked_at + interval '1 second'");
-  REQUIRE(wait_until([&] { return scalar(fixture.db(), extended) == 1; }));
-  const long long expected = backend_under_test() == Backend::postgresql ? 3 : 2;
-  CHECK(server_connections(fixture, app) == expected);
-  touch(go);
-  CHECK(wait_child(cleanup, worker) == 0);
-  CHECK(status_of(fixture.url(), id) == "done");
+  for (const bool drain : {false, true}) {
+    CAPTURE(drain);
+    std::remove(go.c_str());
+    std::remove(ready.c_str());
+    const std::int64_t id = id_of(enqueue(fixture.url(), "q"));
+    REQUIRE(wait_until([&] { return server_connections(fixture, app) == 0; }));
+    int worker = cleanup.child(
+        spawn_queuectl(url,
+                       {"work", "q", drain ? "--drain" : "--max-jobs=1", "--lease", "900ms", "--",
+                        "sh", "-c", "touch '" + ready + "'; " + wait_for_file(go)},
+                       dir.path() + "/work.log"));
+    REQUIRE_MESSAGE(wait_until([&] { return file_exists(ready); }),
+                    read_text(dir.path() + "/work.log"));
+    // Once the lease was extended (past the 900ms it got at the claim), the heartbeat has
+    // its connection too.
+    const std::string extended =
+        "SELECT COUNT(*) FROM job_queue WHERE id = " + std::to_string(id) + " AND lock_until > " +
+        (is_mysql() ? "locked_at + INTERVAL 1 SECOND" : "locked_at + interval '1 second'");
+    REQUIRE(wait_until([&] { return scalar(fixture.db(), extended) == 1; }));
+    const long long expected = backend_under_test() == Backend::postgresql && !drain ? 3 : 2;
+    CHECK(server_connections(fixture, app) == expected);
+    touch(go);
+    CHECK(wait_child(cleanup, worker) == 0);
+    CHECK(status_of(fixture.url(), id) == "done");
+  }
 }
 
 // Giving back a job whose command could not start (out of descriptors here) meets a write the
