@@ -24,7 +24,10 @@ TEST_CASE("cli: work: PostgreSQL terminating the worker's connections prints no 
                     out = dir.path() + "/out", err = dir.path() + "/err";
   const int worker = cleanup.child(spawn_queuectl_split(
       url,
-      {"work", "q", "--drain", "--", "sh", "-c", "touch '" + started + "'; " + wait_for_file(go)},
+      // --max-jobs, not --drain: a draining worker does not listen, and the listening
+      // connection is the one that reads the server's FATAL while idle.
+      {"work", "q", "--max-jobs", "1", "--", "sh", "-c",
+       "touch '" + started + "'; " + wait_for_file(go)},
       out, err));
   REQUIRE_MESSAGE(wait_until([&] { return file_exists(started); }),
                   "the job never started: " << read_text(err));

@@ -253,7 +253,7 @@ TEST_CASE(
   // Told of the pooler, it sets nothing that outlives its transactions, and still works.
   enqueue_many(raw + "?pooling=transaction", "said", 3);
   RunResult work = queuectl(raw + "?pooling=transaction",
-                            {"-o", "json", "work", "said", "--drain", "--", "true"});
+                            {"-o", "json", "work", "said", "--max-jobs", "3", "--", "true"});
   INFO(dump(work));
   REQUIRE(work.exit_code == 0);
   CHECK(parse(work.out)["done"] == 3);
