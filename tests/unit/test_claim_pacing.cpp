@@ -80,6 +80,24 @@ TEST_CASE("worker::pacing: with jobs ahead, a claim waits for half of all it may
   }
 }
 
+// The state the CLI test of jobs released at shutdown can reach (CI of 52067b5): two slots
+// busy with slow jobs and two jobs ahead, of the four it may hold ahead. By default the worker
+// stays there; with --batch 1 it tops them up one at a time.
+TEST_CASE("worker::pacing: two slots busy and two ahead: no claim unless --batch is 1") {
+  ClaimPacing p = pacing(2);
+  p.job_ran(milliseconds(20));
+  REQUIRE(p.prefetch() == 4);  // 6 in all, so a claim waits for room 3
+  CHECK_FALSE(p.wants(held(2, 2)));
+  CHECK(p.wants(held(2, 1)));
+  CHECK(p.claim_size(held(2, 1)) == 3);
+  ClaimPacing one = pacing(2, 1);
+  one.job_ran(milliseconds(20));
+  CHECK(one.wants(held(2, 2)));
+  CHECK(one.wants(held(2, 3)));
+  CHECK(one.claim_size(held(2, 3)) == 1);
+  CHECK_FALSE(one.wants(held(2, 4)));  // full
+}
+
 TEST_CASE("worker::pacing: --batch and --max-jobs bound the claim") {
   ClaimPacing batch = pacing(8, 3);
   CHECK(batch.claim_size(held(0, 0)) == 3);
