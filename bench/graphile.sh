@@ -12,7 +12,10 @@
 # alternates too):
 #   queuectl   queue_bench --claim: W forked workers, each its own connection, loop
 #              JobRepository::claim(limit B) + ack_many until JOBS jobs are done; once for each
-#              B in BATCHES (the best is the figure)
+#              B in BATCHES (the best is the figure); with KEEP_DONE="on off" (the
+#              default) once with the queue keeping its done jobs (queuectl's default) and
+#              once with `queue bench --keep-done off` (an ack deletes its job, as
+#              graphile-worker's completion does), each its own figure and ratio
 #   graphile   bench/graphile/drain.mjs: one Node.js process runs graphile-worker with
 #              CONCURRENCY jobs at once, its local queue fetching L jobs a query and its
 #              completions batched (completeJobBatchDelay 0), a no-op task, until JOBS jobs
@@ -26,7 +29,8 @@
 # several seconds. Nothing is asserted: the machine is shared and noisy; read the ratios.
 #
 # Knobs (environment): BUILD_DIR, SKIP_BUILD=1, JOBS (100000), ROUNDS (3), WORKERS (2),
-# BATCHES ("100 1000 2000"), CONCURRENCY (24), LOCAL_QUEUES ("500 1000 2000"), KEEP_TMP=1.
+# BATCHES ("100 1000 2000"), CONCURRENCY (24), LOCAL_QUEUES ("500 1000 2000"),
+# KEEP_DONE ("on off"), KEEP_TMP=1.
 # graphile-worker drains fastest from a local queue of 2,000 (no faster at 5,000 or 10,000),
 # which the earlier default of "500 1000" left out.
 set -euo pipefail
@@ -40,6 +44,7 @@ WORKERS=${WORKERS:-2}
 BATCHES=${BATCHES:-100 1000 2000}
 CONCURRENCY=${CONCURRENCY:-24}
 LOCAL_QUEUES=${LOCAL_QUEUES:-500 1000 2000}
+KEEP_DONE=${KEEP_DONE:-on off}
 
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/graphile.sh: $*" >&2; exit 1; }
@@ -75,8 +80,12 @@ SQL
   echo "$(cd "$TMP/gw" && node drain.mjs "$URL" "$JOBS" "$CONCURRENCY" "$1") local_queue=$1"
 }
 
-queuectl_drain() {  # one drain at batch $1: the claim_ack line
-  "$QB" --db "$URL" --claim --workers "$WORKERS" --batches "$1" --jobs "$JOBS" | grep '^claim_ack'
+queuectl_drain() {  # one drain at batch $1, done jobs kept ($KEEP: on) or not: the claim_ack line
+  "$QB" --db "$URL" --claim --workers "$WORKERS" --batches "$1" --jobs "$JOBS" \
+    --keep-done "$KEEP" | grep '^claim_ack'
+}
+queuectl_best() {  # queuectl's best batch for each KEEP_DONE: "on:jobs_per_s=N best=B ..." lines
+  for KEEP in $KEEP_DONE; do echo "$KEEP $(best_of queuectl_drain $BATCHES)"; done
 }
 
 best_of() {  # best_of DRAIN VALUES...: DRAIN once with each value; "jobs_per_s=N best=V" of the fastest
@@ -91,27 +100,35 @@ best_of() {  # best_of DRAIN VALUES...: DRAIN once with each value; "jobs_per_s=
   echo "jobs_per_s=$best best=$best_v"
 }
 
-q=() g=() ratios=() batches=() sizes=()
+declare -A q=() ratios=() batches=()
+g=() sizes=()
 for ((r = 1; r <= ROUNDS; r++)); do
   # Which goes first alternates, so that what the run before leaves (WAL to checkpoint,
   # dead rows) falls on both alike.
   if ((r % 2)); then
     say "round $r of $ROUNDS: queuectl, then graphile-worker $version"
-    ql=$(best_of queuectl_drain $BATCHES)
+    ql=$(queuectl_best)
     gl=$(best_of graphile_drain $LOCAL_QUEUES)
   else
     say "round $r of $ROUNDS: graphile-worker $version, then queuectl"
     gl=$(best_of graphile_drain $LOCAL_QUEUES)
-    ql=$(best_of queuectl_drain $BATCHES)
+    ql=$(queuectl_best)
   fi
-  q+=("$(field "$ql" jobs_per_s)") g+=("$(field "$gl" jobs_per_s)") batches+=("$(field "$ql" best)")
-  sizes+=("$(field "$gl" best)")
-  ratios+=("$(ratio "$(field "$ql" jobs_per_s)" "$(field "$gl" jobs_per_s)")")
+  g+=("$(field "$gl" jobs_per_s)") sizes+=("$(field "$gl" best)")
+  while read -r keep line; do
+    q[$keep]+=" $(field "$line" jobs_per_s)" batches[$keep]+=" $(field "$line" best)"
+    ratios[$keep]+=" $(ratio "$(field "$line" jobs_per_s)" "$(field "$gl" jobs_per_s)")"
+  done <<<"$ql"
 done
 
 echo
 echo "| PostgreSQL, $JOBS jobs, median of $ROUNDS rounds | jobs/s |"
 echo "|---|---:|"
-echo "| queuectl library, $WORKERS workers, best of batch ${BATCHES// /, } (best: ${batches[*]}) | $(median "${q[@]}") |"
+kept() { [[ $1 == on ]] && echo "done jobs kept" || echo "--keep-done off: an ack deletes its job"; }
+for keep in $KEEP_DONE; do
+  echo "| queuectl library, $(kept "$keep"), $WORKERS workers, best of batch ${BATCHES// /, } (best:${batches[$keep]}) | $(median ${q[$keep]}) |"
+done
 echo "| graphile-worker $version, concurrency $CONCURRENCY, batched completions, best of local queue ${LOCAL_QUEUES// /, } (best: ${sizes[*]}) | $(median "${g[@]}") |"
-echo "| queuectl / graphile-worker (per-round ratios: ${ratios[*]}) | **$(median "${ratios[@]}")x** |"
+for keep in $KEEP_DONE; do
+  echo "| queuectl ($(kept "$keep")) / graphile-worker (per-round ratios:${ratios[$keep]}) | **$(median ${ratios[$keep]})x** |"
+done

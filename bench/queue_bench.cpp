@@ -4,7 +4,7 @@
 //   queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats] [--reset-only]
 //               [--workers 1,2,4] [--batches 1,100] [--jobs-b1 3000] [--jobs-b100 20000]
 //               [--jobs N] [--done 1000000] [--ready 1000] [--runs 20] [--queues 10]
-//               [--max-processing N] [--rate N] [--bare]
+//               [--max-processing N] [--rate N] [--bare] [--keep-done on|off]
 //   queue_bench --db URL --print-claim-sql
 //
 // --claim   claim+ack throughput: for each batch size B and worker count W, the queue is
@@ -22,6 +22,9 @@
 //           autocommit. Then one UPDATE of the ids to done, guarded by the token. Same table,
 //           indexes and triggers; no start probe, no group, limit or rate checks, no job
 //           columns read.
+//           --keep-done off: the queue keeps no done job (`queue QUEUE --keep-done off`),
+//           so the library's acks delete their jobs; with --bare the ack is a DELETE of the
+//           ids, guarded by the token.
 // --stats   JobRepository::stats latency with --done finished jobs and --ready ready jobs
 //           spread over --queues queues, after ANALYZE (VACUUM ANALYZE on PostgreSQL).
 // --reset-only  drop the tables and migrate, nothing else (run.sh uses it before timing
@@ -95,6 +98,7 @@ struct Options {
   int max_processing = 0;  // the queue's concurrency limit during --claim; 0: none
   int rate = 0;            // the queue's rate limit (starts a second, burst as many); 0: none
   bool bare = false;       // --claim with the article's statements, not JobRepository
+  bool keep_done = true;   // --keep-done off: acks delete their jobs (bare: a DELETE)
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -103,7 +107,7 @@ struct Options {
                "                   [--reset-only] [--workers 1,2,4] [--batches 1,100]\n"
                "                   [--jobs-b1 N] [--jobs-b100 N] [--jobs N] [--done N]\n"
                "                   [--ready N] [--runs N] [--queues N] [--max-processing N]\n"
-               "                   [--rate N] [--bare]\n";
+               "                   [--rate N] [--bare] [--keep-done on|off]\n";
   std::exit(2);
 }
 
@@ -166,7 +170,11 @@ Options parse_args(int argc, char** argv) {
       o.rate = static_cast<int>(parse_count(value(), a));
     else if (a == "--bare")
       o.bare = true;
-    else if (a == "--print-claim-sql")
+    else if (a == "--keep-done") {
+      const std::string v = value();
+      if (v != "on" && v != "off") usage("--keep-done takes on or off");
+      o.keep_done = v == "on";
+    } else if (a == "--print-claim-sql")
       o.print_claim_sql = true;
     else if (a == "-h" || a == "--help")
       usage("measures claim+ack throughput and stats latency");
@@ -302,13 +310,16 @@ struct BarePgClaim {
 // count of ids and run again with new values, as the library keeps its own ack prepared
 // (since 2026-11-28; before, both sent theirs as one-time statements).
 struct BarePgAck {
-  BarePgAck(soci::session& s, std::size_t count) : st(s), ids(count) {
+  BarePgAck(soci::session& s, std::size_t count, bool keep_done) : st(s), ids(count) {
     bind_ids(st, ids);
     st.exchange(soci::use(token, "token"));
     st.alloc();
-    st.prepare(expand_ids("UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = now(),"
-                          " updated_at = now() WHERE id IN ({ids}) AND status = 1"
-                          " AND lock_token = CAST(:token AS text)",
+    st.prepare(expand_ids(keep_done ? "UPDATE job_queue SET status = 2, lock_until = NULL,"
+                                      " finished_at = now(), updated_at = now()"
+                                      " WHERE id IN ({ids}) AND status = 1"
+                                      " AND lock_token = CAST(:token AS text)"
+                                    : "DELETE FROM job_queue WHERE id IN ({ids}) AND status = 1"
+                                      " AND lock_token = CAST(:token AS text)",
                           count),
                soci::details::st_repeatable_query);
     st.define_and_bind();
@@ -319,7 +330,8 @@ struct BarePgAck {
 };
 
 long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batch,
-                            const std::string& token, double& claim_s, double& ack_s) {
+                            const std::string& token, bool keep_done, double& claim_s,
+                            double& ack_s) {
   static std::unique_ptr<BarePgClaim> claim;                      // one worker process, one session
   static std::map<std::size_t, std::unique_ptr<BarePgAck>> acks;  // by their count of ids
   if (!claim) claim = std::make_unique<BarePgClaim>(s);
@@ -333,7 +345,7 @@ long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batc
   if (ids.empty()) return 0;
   auto t1 = Clock::now();
   std::unique_ptr<BarePgAck>& ack = acks[ids.size()];
-  if (!ack) ack = std::make_unique<BarePgAck>(s, ids.size());
+  if (!ack) ack = std::make_unique<BarePgAck>(s, ids.size(), keep_done);
   std::copy(ids.begin(), ids.end(), ack->ids.begin());  // in place: bound by reference
   ack->token = token;
   ack->st.execute(true);
@@ -344,9 +356,9 @@ long long bare_claim_ack_pg(soci::session& s, const std::string& queue, int batc
 // --bare: one claim of up to `batch` jobs by the article's statements and the ack of what it
 // took; the number of jobs (0: the queue is empty). MySQL/MariaDB; PostgreSQL above.
 long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
-                         const std::string& token, double& claim_s, double& ack_s) {
+                         const std::string& token, bool keep_done, double& claim_s, double& ack_s) {
   if (s.get_backend_name() == "postgresql")
-    return bare_claim_ack_pg(s, queue, batch, token, claim_s, ack_s);
+    return bare_claim_ack_pg(s, queue, batch, token, keep_done, claim_s, ack_s);
   std::vector<long long> ids;
   auto t0 = Clock::now();
   s.begin();
@@ -376,8 +388,11 @@ long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
   claim_s += seconds_since(t0);
   auto t1 = Clock::now();
   run_on_ids(s,
-             "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = NOW(6),"
-             " updated_at = NOW(6) WHERE id IN ({ids}) AND status = 1 AND lock_token = :token",
+             keep_done ? "UPDATE job_queue SET status = 2, lock_until = NULL, finished_at = NOW(6),"
+                         " updated_at = NOW(6) WHERE id IN ({ids}) AND status = 1"
+                         " AND lock_token = :token"
+                       : "DELETE FROM job_queue WHERE id IN ({ids}) AND status = 1"
+                         " AND lock_token = :token",
              ids, tok);
   ack_s += seconds_since(t1);
   return static_cast<long long>(ids.size());
@@ -386,7 +401,7 @@ long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
 // One worker process: its own connection; claims and acks until a claim comes back
 // empty. Reports its job count on `result_fd`. Never returns.
 [[noreturn]] void worker_main(const DbUrl& url, const std::string& queue, int batch, bool bare,
-                              int ready_fd, int go_fd, int result_fd) {
+                              bool keep_done, int ready_fd, int go_fd, int result_fd) {
   int code = 0;
   long long jobs = 0, claims = 0, lost = 0;
   double claim_s = 0, ack_s = 0;  // time inside claim() and ack_many(), empty claims included
@@ -405,7 +420,8 @@ long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
     }
     std::vector<AckItem> items;
     while (bare) {
-      const long long n = bare_claim_ack(db.session(), queue, batch, req.worker, claim_s, ack_s);
+      const long long n =
+          bare_claim_ack(db.session(), queue, batch, req.worker, keep_done, claim_s, ack_s);
       if (n == 0) break;
       ++claims;
       jobs += n;
@@ -455,6 +471,7 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
     std::optional<RateLimit> rate;
     if (o.rate > 0) rate = RateLimit{o.rate, 1000, o.rate, false};
     AdminRepository(db).set_rate(o.queue, rate);
+    AdminRepository(db).set_keep_done(o.queue, o.keep_done);
     analyze(db);
   }  // closed before fork: no connection is shared with the children
 
@@ -469,7 +486,7 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
       close(ready[0]);
       close(go[1]);
       close(result[0]);
-      worker_main(url, o.queue, batch, o.bare, ready[1], go[0], result[1]);
+      worker_main(url, o.queue, batch, o.bare, o.keep_done, ready[1], go[0], result[1]);
     }
     pids.push_back(pid);
   }
@@ -518,7 +535,8 @@ ClaimFigure run_claim_case(const DbUrl& url, const Options& o, int workers, int 
 
   Database db(url);
   long long done = count_status(db, 2), left = count_status(db, 0) + count_status(db, 1);
-  if (lost || done != total || left || jobs != total)
+  // --keep-done off: every ack deleted its job, so none is left done either.
+  if (lost || done != (o.keep_done ? total : 0) || left || jobs != total)
     throw Error("inconsistent run: claimed " + std::to_string(jobs) + ", done " +
                 std::to_string(done) + ", left " + std::to_string(left) + ", lost acks " +
                 std::to_string(lost) + " of " + std::to_string(total));
@@ -636,10 +654,11 @@ int main(int argc, char** argv) {
           std::snprintf(line, sizeof line,
                         "claim_ack backend=%s workers=%d batch=%d jobs=%lld seconds=%.3f "
                         "jobs_per_s=%.0f claim_ms=%.2f ack_many_ms=%.2f max_processing=%d "
-                        "rate=%d mode=%s\n",
+                        "rate=%d mode=%s keep_done=%s\n",
                         backend.c_str(), f.workers, f.batch, f.jobs, f.seconds,
                         static_cast<double>(f.jobs) / f.seconds, f.claim_ms, f.ack_ms,
-                        o.max_processing, o.rate, o.bare ? "bare" : "library");
+                        o.max_processing, o.rate, o.bare ? "bare" : "library",
+                        o.keep_done ? "on" : "off");
           std::cout << line << std::flush;
         }
       }

@@ -20,7 +20,8 @@
 # Nothing here asserts a time: the machine is shared and noisy; read the ratios.
 #
 # Knobs (environment): BUILD_DIR, QUEUECTL, N (2000), ROUNDS (3), CONCURRENCY (8),
-# BACKENDS ("sqlite postgresql mysql"), KEEP_TMP=1.
+# BACKENDS ("sqlite postgresql mysql"), KEEP_DONE (on: the queue keeps its done jobs, the
+# default; off: `queue bench --keep-done off`, each ack deletes its job), KEEP_TMP=1.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -30,6 +31,7 @@ N=${N:-2000}
 ROUNDS=${ROUNDS:-3}
 CONCURRENCY=${CONCURRENCY:-8}
 BACKENDS=${BACKENDS:-sqlite postgresql mysql}
+KEEP_DONE=${KEEP_DONE:-on}
 
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/work.sh: $*" >&2; exit 1; }
@@ -60,7 +62,10 @@ if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
 fi
 declare -A URL=([sqlite]="sqlite:$TMP/q.db" [postgresql]=${QUEUECTL_TEST_PG_URL:-}
                 [mysql]=${QUEUECTL_TEST_MYSQL_URL:-})
-for b in $BACKENDS; do "$Q" --db "${URL[$b]}" -q migrate; done
+for b in $BACKENDS; do
+  "$Q" --db "${URL[$b]}" -q migrate
+  "$Q" --db "${URL[$b]}" -q queue bench --keep-done "$KEEP_DONE"
+done
 
 # The jobs: N lines of NDJSON, enqueued in one transaction before each timed run.
 for ((i = 0; i < N; i++)); do echo '{"payload":{}}'; done >"$TMP/jobs.ndjson"
@@ -105,7 +110,7 @@ done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo
-echo "| \`work --concurrency $CONCURRENCY -- true\`, median of $ROUNDS rounds of $N jobs | jobs/s | floor (xargs -P$CONCURRENCY) jobs/s | ratio to the floor |"
+echo "| \`work --concurrency $CONCURRENCY -- true\`, keep done $KEEP_DONE, median of $ROUNDS rounds of $N jobs | jobs/s | floor (xargs -P$CONCURRENCY) jobs/s | ratio to the floor |"
 echo "|---|---:|---:|---:|"
 for b in $BACKENDS; do
   rates=() ratios=()

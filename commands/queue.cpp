@@ -21,6 +21,7 @@ struct QueueOptions {
   std::string rate;
   std::string burst;
   std::string rate_per_key;
+  std::string keep_done;
 };
 
 // --max-processing: a whole number from 0 (no limit) to 1,000,000.
@@ -50,7 +51,8 @@ nlohmann::ordered_json settings_json(const QueueSettings& s) {
       {"retain", s.retain ? nlohmann::ordered_json(s.retain->str()) : nullptr},
       {"rate", s.rate ? nlohmann::ordered_json(s.rate->rate_text()) : nullptr},
       {"burst", s.rate ? nlohmann::ordered_json(s.rate->burst) : nullptr},
-      {"rate_per_key", s.rate && s.rate->per_key}};
+      {"rate_per_key", s.rate && s.rate->per_key},
+      {"keep_done", s.keep_done}};
 }
 
 // --rate, --burst and --rate-per-key, checked together: the rate and its burst are one
@@ -110,7 +112,9 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   const std::optional<std::optional<RateLimit>> rate = parse_rate_options(o);
 
   // Only showing the settings is a read: it may run on a standby.
-  if (!strict && !set_dead_letter && !set_limit && !set_retain && !rate) ctx.access = Access::read;
+  const bool set_keep_done = !o.keep_done.empty();
+  if (!strict && !set_dead_letter && !set_limit && !set_retain && !rate && !set_keep_done)
+    ctx.access = Access::read;
   AdminRepository admin(ctx.migrated_db());
   std::vector<std::string> changed;
   if (set_dead_letter) {
@@ -132,6 +136,11 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
   if (strict) {
     admin.set_strict_groups(o.queue, *strict);
     changed.push_back(std::string("strict groups ") + (*strict ? "on" : "off"));
+  }
+  if (set_keep_done) {
+    admin.set_keep_done(o.queue, o.keep_done == "on");
+    changed.push_back(o.keep_done == "on" ? "keep done jobs on"
+                                          : "keep done jobs off (an ack deletes its job)");
   }
   const QueueSettings s = admin.settings(o.queue);
   Output out = object_view(settings_json(s));
@@ -167,6 +176,10 @@ void setup_queue(CLI::App& app, Context& ctx) {
                   "Workers of this queue delete its finished jobs (done, failed, canceled) "
                   "older than DUR; none: keep them (the default)")
       ->type_name("DUR|none");
+  sub->add_option("--keep-done", o->keep_done,
+                  "off: an ack deletes its job instead of keeping it done (no history of "
+                  "done jobs; failed and canceled ones are kept); on: keep them (the default)")
+      ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--rate", o->rate,
                   "At most N jobs of this queue started per second, minute or hour, across "
                   "every worker and host (N/s, N/m, N/h); none: no limit (the default)")
@@ -183,9 +196,13 @@ void setup_queue(CLI::App& app, Context& ctx) {
   sub->footer(
       "Without an option, prints the settings: paused (see pause and resume), strict_groups,\n"
       "dead_letter, max_processing, retain (every `work` of the queue deletes what is past\n"
-      "it, in batches), rate, burst and rate_per_key. `stats` shows them for every queue; `groups "
-      "QUEUE\n"
-      "--blocked` lists the groups a failed head blocks; `move` sends dead letters back.\n"
+      "it, in batches), rate, burst, rate_per_key and keep_done. `stats` shows them for every\n"
+      "queue; `groups QUEUE --blocked` lists the groups a failed head blocks; `move` sends dead\n"
+      "letters back.\n"
+      "With --keep-done off an ack (of `work` or `queuectl ack`) deletes its job: no new row\n"
+      "version, the cheapest ack there is. A job other jobs wait for, or with a group key, is\n"
+      "still marked done (`--retain` or `purge` deletes it); an ack's --result goes with its job,\n"
+      "and the same ack repeated finds no job (exit 4). A worker sees the change within a minute.\n"
       "A dead letter keeps its id, payload, group key and last error, starts again from 0\n"
       "attempts, gives up its dedupe key, and names its old queue in dead_from.\n"
       "Examples:\n"
@@ -194,6 +211,7 @@ void setup_queue(CLI::App& app, Context& ctx) {
       "  queuectl queue orders --max-processing 0        # no limit\n"
       "  queuectl queue orders --strict-groups on\n"
       "  queuectl queue orders --retain 14d\n"
+      "  queuectl queue thumbnails --keep-done off   # an ack deletes its job\n"
       "  queuectl queue mail --rate 20/s --burst 40   # 20 starts a second, 40 at once\n"
       "  queuectl queue api --rate 100/m --rate-per-key on   # per group key\n"
       "  queuectl queue mail --rate none\n"

@@ -98,7 +98,7 @@ _queuectl_valued() {
         cancel) v+=" --queue --status --group-key --error --batch" ;;
         purge) v+=" --older-than --status --batch" ;;
         move) v+=" --from --to --batch" ;;
-        queue) v+=" --dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key" ;;
+        queue) v+=" --dead-letter --max-processing --strict-groups --retain --keep-done --rate --burst --rate-per-key" ;;
         reap) v+=" --batch --older-than" ;;
         lock) v+=" --wait -E --conflict-exit-code" ;;
         bench) v+=" --strategy --clients --jobs --batch --work --duration" ;;
@@ -144,7 +144,7 @@ _queuectl_options() {
         cancel) printf '%s' "--force --queue --status --group-key --error --batch" ;;
         purge) printf '%s' "--older-than --status --batch --dry-run" ;;
         move) printf '%s' "--from --all --to --batch --dry-run" ;;
-        queue) printf '%s' "--dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key" ;;
+        queue) printf '%s' "--dead-letter --max-processing --strict-groups --retain --keep-done --rate --burst --rate-per-key" ;;
         reap) printf '%s' "--batch --dry-run --no-lock --unleased --older-than" ;;
         lock) printf '%s' "--wait --print-key -E --conflict-exit-code" ;;
         bench) printf '%s' "--strategy --clients --jobs --batch --work --duration" ;;
@@ -248,7 +248,7 @@ _queuectl() {
                     list=$keep
                 fi
                 ;;
-            --strict-groups | --rate-per-key)
+            --strict-groups | --rate-per-key | --keep-done)
                 list="on off"
                 ;;
             --rate)

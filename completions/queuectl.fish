@@ -60,7 +60,7 @@ function __queuectl_valued
         case move
             set -a v --from --to --batch
         case queue
-            set -a v --dead-letter --max-processing --strict-groups --retain --rate --burst --rate-per-key
+            set -a v --dead-letter --max-processing --strict-groups --retain --keep-done --rate --burst --rate-per-key
         case reap
             set -a v --batch --older-than
         case lock
@@ -463,6 +463,7 @@ complete -c queuectl -n '__fish_seen_subcommand_from queue' -l retain -x -a none
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l rate -x -a none -d 'At most N jobs started per second, minute or hour: N/s, N/m, N/h (none: no limit)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l burst -x -d 'With --rate: starts saved up while quiet (default: N of the rate)'
 complete -c queuectl -n '__fish_seen_subcommand_from queue' -l rate-per-key -x -a 'on off' -d 'With --rate: a bucket per group key (on) or one for the queue (off, default)'
+complete -c queuectl -n '__fish_seen_subcommand_from queue' -l keep-done -x -a 'on off' -d 'off: an ack deletes its job; on: keep done jobs (default)'
 # reap
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l batch -x -d 'Jobs per transaction (default 1000)'
 complete -c queuectl -n '__fish_seen_subcommand_from reap' -l dry-run -d 'Show what would happen; change nothing'

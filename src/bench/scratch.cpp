@@ -237,6 +237,10 @@ Statements claim_statements(const Statements& real, const ScratchTables& t) {
   s.finish.ack_ids = {r(real.finish.ack_ids.write), r(real.finish.ack_ids.pick)};
   s.finish.ack_id_array = r_opt(real.finish.ack_id_array);
   s.finish.ack_id_one = r_opt(real.finish.ack_id_one);
+  s.finish.ack_delete = {r(real.finish.ack_delete.write), r(real.finish.ack_delete.pick)};
+  s.finish.ack_delete_array = r_opt(real.finish.ack_delete_array);
+  s.finish.ack_delete_one = r_opt(real.finish.ack_delete_one);
+  s.finish.deleting_queues = r(real.finish.deleting_queues);
   const InsertValuesRows& rows = real.enqueue.values_rows;
   s.enqueue.values_rows = {r(rows.prefix), r(rows.row), r(rows.suffix)};
   return s;

@@ -313,6 +313,14 @@ void AdminRepository::set_retain(const std::string& queue, std::optional<Duratio
   });
 }
 
+void AdminRepository::set_keep_done(const std::string& queue, bool keep) {
+  db_.transaction([&] {
+    std::string q = queue;
+    int flag = keep ? 1 : 0;
+    db_.session() << db_.sql().queues.set_keep_done, use(q, "queue"), use(flag, "keep");
+  });
+}
+
 void AdminRepository::set_rate(const std::string& queue, const std::optional<RateLimit>& rate) {
   db_.transaction([&] {
     std::string q = queue;
@@ -350,7 +358,8 @@ QueueSettings AdminRepository::settings(const std::string& queue) {
     out = {};
     out.queue = queue;
     std::string q = queue, dead_letter;
-    int paused = 0, strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0;
+    int paused = 0, strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0,
+        keep_done = 1;
     long long retain_ms = 0, rate_period = 0;
     soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, retain_ind = soci::i_null,
                     rate_ind = soci::i_null, period_ind = soci::i_null, burst_ind = soci::i_null;
@@ -359,12 +368,13 @@ QueueSettings AdminRepository::settings(const std::string& queue) {
         soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
         soci::into(retain_ms, retain_ind), soci::into(rate_count, rate_ind),
         soci::into(rate_period, period_ind), soci::into(rate_burst, burst_ind),
-        soci::into(rate_per_key), use(q, "queue"));
+        soci::into(rate_per_key), soci::into(keep_done), use(q, "queue"));
     if (st.execute(true)) {
       if (rate_ind == soci::i_ok && period_ind == soci::i_ok && burst_ind == soci::i_ok)
         out.rate = RateLimit{rate_count, rate_period, rate_burst, rate_per_key != 0};
       out.paused = paused != 0;
       out.strict_groups = strict != 0;
+      out.keep_done = keep_done != 0;
       if (dl_ind == soci::i_ok) out.dead_letter = dead_letter;
       if (max_ind == soci::i_ok) out.max_processing = max;
       if (retain_ind == soci::i_ok) out.retain = Duration(std::chrono::milliseconds(retain_ms));

@@ -48,6 +48,8 @@ struct QueueSettings {
   std::optional<Duration> retain;
   // At most this many jobs started per period, saved up to a burst; none: no limit.
   std::optional<RateLimit> rate;
+  // false: an ack deletes its job instead of keeping it done (JobRepository::ack_many).
+  bool keep_done = true;
 };
 
 class AdminRepository {
@@ -83,6 +85,7 @@ class AdminRepository {
   bool resume(const std::string& queue);
   // Turns strict groups on or off; a queue with no settings yet gets them.
   void set_strict_groups(const std::string& queue, bool strict);
+  void set_keep_done(const std::string& queue, bool keep);
   // Names the queue's dead-letter queue, or none. Throws UsageError (nothing written) when
   // the chain of dead-letter queues would lead back to `queue`.
   void set_dead_letter(const std::string& queue, const std::optional<std::string>& target);

@@ -2,6 +2,7 @@
 // SQL; every statement comes from the dialect and binds its values.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -224,8 +225,22 @@ class JobRepository {
   // ack_id_one for one id); returns the ids it acked. Each statement a one-time statement at
   // its first run, prepared on the server from its second where claims are (PostgreSQL, no
   // pooler between): job_repository_detail.hpp.
-  std::vector<long long> ack_id_array(const std::vector<long long>& ids, const std::string& token);
+  // `deleting`: ack_delete_array and ack_delete_one instead, which delete the jobs of queues
+  // that keep nothing finished; the ids it deleted.
+  std::vector<long long> ack_id_array(const std::vector<long long>& ids, const std::string& token,
+                                      bool deleting = false);
   struct PreparedAck;
+  // ack_many's acks marked done (the jobs kept, as every queue but one with a retention of 0).
+  std::vector<std::int64_t> ack_kept(const std::vector<AckItem>& items);
+  // Whether some queue keeps no finished job (`queue QUEUE --retain 0`), so that an ack tries
+  // Statements::finish.ack_delete first: asked at this repository's first ack, and again
+  // once a minute has passed (a worker sees a retention changed within a minute, as its
+  // housekeeping does).
+  bool deletes_acked();
+  // The acks of `items` that ack_delete takes (their queue keeps nothing finished, the lease
+  // still held, no group key, no job waiting for them), done by deleting the jobs; returns
+  // the rest, for ack_kept.
+  std::vector<AckItem> ack_deleting(const std::vector<AckItem>& items);
 
   // The statements a claim of `limit` jobs runs: `bound`, or its twin with that LIMIT
   // written in (ClaimReturning::with_limit), made once and kept here: for a claim of one
@@ -242,6 +257,9 @@ class JobRepository {
   // The ack statements ack_id_array has run, by their text's address, and those it has
   // prepared on the server (null: run once), as prepared_claims_.
   std::map<const std::string*, std::unique_ptr<PreparedAck>> prepared_acks_;
+  // deletes_acked(): the answer, and when it was asked (none yet: not asked).
+  bool deletes_acked_ = false;
+  std::optional<std::chrono::steady_clock::time_point> deletes_acked_asked_;
   // Queues whose last claim came from a later statement of ClaimReturning's chain (claim,
   // claim_rated_simple, claim_rated: a rate limit), and its place in it: tried from there.
   // Only the order of trying: each statement takes nothing that is a later one's, and

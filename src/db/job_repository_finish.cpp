@@ -1,5 +1,6 @@
 // JobRepository: the lease holder's writes (ack, fail, extend, release).
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 
@@ -36,10 +37,11 @@ void JobRepository::ack(const AckItem& item) {
 }
 
 std::vector<long long> JobRepository::ack_id_array(const std::vector<long long>& ids,
-                                                   const std::string& token) {
+                                                   const std::string& token, bool deleting) {
   const FinishStatements& f = db_.sql().finish;
-  const bool one = ids.size() == 1 && f.ack_id_one;
-  const std::string& sql = one ? *f.ack_id_one : *f.ack_id_array;
+  const auto& one_sql = deleting ? f.ack_delete_one : f.ack_id_one;
+  const bool one = ids.size() == 1 && one_sql;
+  const std::string& sql = one ? *one_sql : deleting ? *f.ack_delete_array : *f.ack_id_array;
   std::string ids_text;
   if (!one) {
     ArrayLiteral list;
@@ -97,6 +99,78 @@ void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail)
 }
 
 std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
+  if (items.empty() || !deletes_acked()) return ack_kept(items);
+  std::vector<AckItem> kept = ack_deleting(items);
+  if (kept.empty()) return {};
+  return ack_kept(kept);
+}
+
+bool JobRepository::deletes_acked() {
+  const auto now = std::chrono::steady_clock::now();
+  if (deletes_acked_asked_ && now - *deletes_acked_asked_ < std::chrono::minutes(1))
+    return deletes_acked_;
+  long long queues = 0;
+  db_.retrying([&] { db_.session() << db_.sql().finish.deleting_queues, soci::into(queues); });
+  deletes_acked_ = queues > 0;
+  deletes_acked_asked_ = now;
+  return deletes_acked_;
+}
+
+std::vector<AckItem> JobRepository::ack_deleting(const std::vector<AckItem>& items) {
+  const FinishStatements& f = db_.sql().finish;
+  const bool arrays = f.ack_delete_array.has_value();
+  const std::size_t chunk = arrays ? kArrayRows : kBulkRows;
+  // A result goes with its job: the ack of a deleting queue keeps nothing.
+  std::map<std::string, std::vector<long long>> by_token;
+  for (const AckItem& item : items) by_token[item.token].push_back(item.id);
+  std::size_t statements = 0;
+  for (const auto& entry : by_token) statements += (entry.second.size() + chunk - 1) / chunk;
+  // Without RETURNING (MySQL, MariaDB), one job's DELETE goes alone, in autocommit: it says
+  // by its count of rows whether it took the job, and a job it did not take it left as it
+  // was. More go the guarded way in a transaction: their rows locked, then deleted.
+  const bool returning = db_.dialect().update_returning();
+  const bool alone = statements == 1 && !db_.pooled() &&
+                     (returning || (by_token.size() == 1 && by_token.begin()->second.size() == 1));
+  std::vector<long long> deleted;
+  auto work = [&] {
+    deleted.clear();
+    for (auto& [token_text, all_ids] : by_token) {
+      for (std::size_t start = 0; start < all_ids.size(); start += chunk) {
+        std::vector<long long> ids(
+            all_ids.begin() + static_cast<std::ptrdiff_t>(start),
+            all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
+        std::string token = token_text;
+        std::vector<long long> gone;
+        if (arrays) {
+          gone = ack_id_array(ids, token, true);
+        } else if (!returning && alone) {
+          soci::statement st(db_.session());
+          bind_ids(st, ids);
+          st.exchange(use(token, "token"));
+          prepare_once(st, expand_ids(f.ack_delete.write, ids.size()));
+          st.execute(true);
+          if (st.get_affected_rows() == 1) gone = ids;
+        } else {
+          gone = write_ids(db_, f.ack_delete, ids,
+                           [&](soci::statement& st) { st.exchange(use(token, "token")); });
+        }
+        deleted.insert(deleted.end(), gone.begin(), gone.end());
+      }
+    }
+  };
+  if (alone)
+    db_.retrying(work);
+  else
+    db_.transaction(work);
+  std::sort(deleted.begin(), deleted.end());
+  std::vector<AckItem> kept;
+  for (const AckItem& item : items)
+    if (!std::binary_search(deleted.begin(), deleted.end(), static_cast<long long>(item.id)))
+      kept.push_back(item);
+  return kept;
+}
+
+std::vector<std::int64_t> JobRepository::ack_kept(const std::vector<AckItem>& items) {
   // Acks without a result are grouped by token and done a chunk at a time in one
   // statement; acks with a result are one UPDATE each (prepared once).
   std::map<std::string, std::vector<long long>> by_token;

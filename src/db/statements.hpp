@@ -195,6 +195,17 @@ struct FinishStatements {
   // prepared ack_id_array stays planned at every run (its generic plan, for ids unseen, is
   // costed dearer than a plan for one id); this one is planned once (PreparedAck).
   std::optional<std::string> ack_id_one;
+  // Acks that delete the job instead of keeping it done, for a queue that keeps no done job
+  // (`queue QUEUE --keep-done off`): ack_ids' guard, and the job's queue among those with
+  // keep_done false, and no group key (a grouped job is marked done, as a group's end wakes
+  // idle workers on PostgreSQL, and the queue's workers delete it with the rest of what
+  // finished). A result is not kept: the job is gone. ({ids} :token) -> the ids it deleted.
+  GuardedWrite ack_delete;
+  // ack_delete with the ids as one array, and for one id, where ack_id_array is.
+  std::optional<std::string> ack_delete_array;  // :ids :token
+  std::optional<std::string> ack_delete_one;    // :id :token
+  // -> how many queues keep no done job (keep_done false): whether ack_delete may apply.
+  std::string deleting_queues;
   // The pick binds only :id :token -> the job's columns as the write left them.
   GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token
   GuardedWrite fail_final;  // :error :id :token
@@ -304,6 +315,9 @@ struct QueueStatements {
   std::string set_max_processing;
   // Retention of finished jobs (:queue :retain_ms, NULL keeps them); inserts the row too.
   std::string set_retain;
+  // Whether an ack keeps its job done (:queue :keep 0/1; 0: the ack deletes it); inserts the
+  // row too.
+  std::string set_keep_done;
   // Rate limit (:queue :count :period_ms :burst :per_key 0/1; all NULL but per_key: none),
   // with a full bucket; inserts the row too. `clear_rate_keys` (:queue) forgets the buckets
   // of its group keys, which a new rate starts full.
@@ -316,7 +330,8 @@ struct QueueStatements {
   std::string rate_state;
   // Settings of one queue (:queue) -> paused (0/1), strict_groups (0/1), dead_letter
   // (NULL: none), max_processing (NULL: no limit), retain_ms (NULL: keep), rate_count
-  // (NULL: no rate limit), rate_period_ms, rate_burst, rate_per_key (0/1); no row: defaults.
+  // (NULL: no rate limit), rate_period_ms, rate_burst, rate_per_key (0/1), keep_done (0/1);
+  // no row: defaults.
   std::string settings;
   // -> queue, dead_letter: every queue that names a dead-letter queue (to refuse a cycle).
   std::string dead_letter_targets;

@@ -170,7 +170,7 @@ inline std::string db_fingerprint(FreshDatabase& fixture) {
           table_text(fixture, "queuectl_queues",
                      {"queue", "paused_at", "strict_groups", "dead_letter", "max_processing",
                       "retain_ms", "rate_count", "rate_period_ms", "rate_burst", "rate_per_key",
-                      "rate_tokens", "rate_refreshed_ms"},
+                      "rate_tokens", "rate_refreshed_ms", "keep_done"},
                      "queue");
   text += "queuectl_rate_keys:\n" + table_text(fixture, "queuectl_rate_keys",
                                                {"queue", "group_key", "tokens", "refreshed_ms"},

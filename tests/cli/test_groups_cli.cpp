@@ -88,7 +88,8 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                          {"retain", nullptr},
                          {"rate", nullptr},
                          {"burst", nullptr},
-                         {"rate_per_key", false}});
+                         {"rate_per_key", false},
+                  {"keep_done", true}});
   RunResult on = ok(url, {"queue", "orders", "--strict-groups", "on"});
   CHECK(on.out == "queue orders: strict groups on\n");
   CHECK(ok_json(url, {"queue", "orders"})["strict_groups"] == true);
@@ -148,7 +149,8 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                                                   {"retain", nullptr},
                                                   {"rate", nullptr},
                                                   {"burst", nullptr},
-                                                  {"rate_per_key", false}});
+                                                  {"rate_per_key", false},
+                  {"keep_done", true}});
 }
 
 TEST_CASE("cli: groups: --blocked on a queue without strict mode says how to turn it on") {

@@ -24,7 +24,8 @@ TEST_CASE("cli: policies: queue sets, shows and clears a dead-letter queue and a
                   {"retain", nullptr},
                   {"rate", nullptr},
                   {"burst", nullptr},
-                  {"rate_per_key", false}});
+                  {"rate_per_key", false},
+                  {"keep_done", true}});
   // stats: the flags column, the wide columns, JSON and Prometheus.
   enqueue(url, "orders");
   RunResult table = ok(url, {"stats", "orders"});

@@ -165,6 +165,9 @@ QueueStatements make_queues() {
   s.set_retain = R"(
     INSERT INTO queuectl_queues (queue, retain_ms) VALUES (:queue, :retain_ms)
     ON DUPLICATE KEY UPDATE retain_ms = VALUES(retain_ms))";
+  s.set_keep_done = R"(
+    INSERT INTO queuectl_queues (queue, keep_done) VALUES (:queue, :keep)
+    ON DUPLICATE KEY UPDATE keep_done = VALUES(keep_done))";
   s.set_rate = R"(
     INSERT INTO queuectl_queues (queue, rate_count, rate_period_ms, rate_burst, rate_per_key)
     VALUES (:queue, :count, :period_ms, :burst, :per_key)
@@ -182,7 +185,8 @@ QueueStatements make_queues() {
      WHERE p.queue = :queue AND p.rate_count IS NOT NULL)";
   s.settings = R"(
     SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, strict_groups, dead_letter,
-           max_processing, retain_ms, rate_count, rate_period_ms, rate_burst, rate_per_key
+           max_processing, retain_ms, rate_count, rate_period_ms, rate_burst, rate_per_key,
+           keep_done
       FROM queuectl_queues WHERE queue = :queue)";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
@@ -200,6 +204,7 @@ QueueStatements make_queues() {
             SELECT queue FROM queuectl_queues
              WHERE paused_at IS NOT NULL OR strict_groups = 1 OR dead_letter IS NOT NULL
                 OR max_processing IS NOT NULL OR retain_ms IS NOT NULL OR rate_count IS NOT NULL
+                OR keep_done = 0
             UNION
             SELECT queue FROM queuectl_schedules) n
       LEFT JOIN queuectl_queues s ON s.queue = n.queue

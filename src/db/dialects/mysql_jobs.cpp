@@ -217,6 +217,18 @@ FinishStatements make_finish() {
        SET status = 2, result = NULL, lock_until = NULL,
            finished_at = NOW(6), updated_at = NOW(6)
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0)";
+  s.ack_delete.pick = R"(
+    SELECT id FROM job_queue
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0
+       AND group_key IS NULL
+       AND queue IN (SELECT queue FROM queuectl_queues WHERE keep_done = 0)
+       FOR UPDATE)";
+  s.ack_delete.write = R"(
+    DELETE FROM job_queue
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0
+       AND group_key IS NULL
+       AND queue IN (SELECT queue FROM queuectl_queues WHERE keep_done = 0))";
+  s.deleting_queues = "SELECT COUNT(*) FROM queuectl_queues WHERE keep_done = 0";
   const std::string held_pick = R"(
     SELECT id FROM job_queue WHERE id = :id AND status = 1 AND lock_token = :token FOR UPDATE)";
   s.fail_retry.pick = held_pick;

@@ -174,6 +174,10 @@ QueueStatements make_queues() {
     INSERT INTO queuectl_queues (queue, retain_ms)
     VALUES (CAST(:queue AS text), CAST(:retain_ms AS bigint))
     ON CONFLICT (queue) DO UPDATE SET retain_ms = excluded.retain_ms)";
+  s.set_keep_done = R"(
+    INSERT INTO queuectl_queues (queue, keep_done)
+    VALUES (CAST(:queue AS text), CAST(:keep AS integer) = 1)
+    ON CONFLICT (queue) DO UPDATE SET keep_done = excluded.keep_done)";
   s.set_rate = R"(
     INSERT INTO queuectl_queues (queue, rate_count, rate_period_ms, rate_burst, rate_per_key)
     VALUES (CAST(:queue AS text), CAST(:count AS integer), CAST(:period_ms AS bigint),
@@ -194,7 +198,7 @@ QueueStatements make_queues() {
   s.settings = R"(
     SELECT CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END, CASE WHEN strict_groups THEN 1 ELSE 0 END,
            dead_letter, max_processing, retain_ms, rate_count, rate_period_ms, rate_burst,
-           CASE WHEN rate_per_key THEN 1 ELSE 0 END
+           CASE WHEN rate_per_key THEN 1 ELSE 0 END, CASE WHEN keep_done THEN 1 ELSE 0 END
       FROM queuectl_queues WHERE queue = CAST(:queue AS text))";
   s.dead_letter_targets =
       "SELECT queue, dead_letter FROM queuectl_queues WHERE dead_letter IS NOT NULL";
@@ -217,6 +221,7 @@ QueueStatements make_queues() {
       SELECT queue FROM queuectl_queues
        WHERE paused_at IS NOT NULL OR strict_groups OR dead_letter IS NOT NULL
           OR max_processing IS NOT NULL OR retain_ms IS NOT NULL OR rate_count IS NOT NULL
+          OR NOT keep_done
       UNION
       SELECT queue FROM queuectl_schedules)
     SELECT n.queue, CASE WHEN s.paused_at IS NULL THEN 0 ELSE 1 END

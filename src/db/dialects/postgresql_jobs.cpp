@@ -424,6 +424,25 @@ FinishStatements make_finish(const std::string& cols) {
      WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1
        AND lock_token = CAST(:token AS text) AND has_dependents = 0
     RETURNING id)";
+  s.ack_delete.write = returning(R"(
+    DELETE FROM job_queue
+     WHERE id IN ({ids}) AND CAST(status AS integer) = 1 AND lock_token = CAST(:token AS text)
+       AND has_dependents = 0 AND group_key IS NULL
+       AND queue IN (SELECT queue FROM queuectl_queues WHERE NOT keep_done))",
+                                 "id");
+  s.ack_delete_array = R"(
+    DELETE FROM job_queue
+     WHERE id = ANY (CAST(:ids AS bigint[])) AND CAST(status AS integer) = 1
+       AND lock_token = CAST(:token AS text) AND has_dependents = 0 AND group_key IS NULL
+       AND queue IN (SELECT queue FROM queuectl_queues WHERE NOT keep_done)
+    RETURNING id)";
+  s.ack_delete_one = R"(
+    DELETE FROM job_queue
+     WHERE id = CAST(:id AS bigint) AND CAST(status AS integer) = 1
+       AND lock_token = CAST(:token AS text) AND has_dependents = 0 AND group_key IS NULL
+       AND queue IN (SELECT queue FROM queuectl_queues WHERE NOT keep_done)
+    RETURNING id)";
+  s.deleting_queues = "SELECT COUNT(*) FROM queuectl_queues WHERE NOT keep_done";
   s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,

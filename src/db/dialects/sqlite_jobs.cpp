@@ -149,6 +149,13 @@ FinishStatements make_finish(const std::string& cols) {
            finished_at = )" QC_NOW ", updated_at = " QC_NOW R"(
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0)",
                               "id");
+  s.ack_delete.write = returning(R"(
+    DELETE FROM job_queue
+     WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0
+       AND group_key IS NULL
+       AND queue IN (SELECT queue FROM queuectl_queues WHERE keep_done = 0))",
+                                 "id");
+  s.deleting_queues = "SELECT COUNT(*) FROM queuectl_queues WHERE keep_done = 0";
   s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,

@@ -1,0 +1,132 @@
+// `queue QUEUE --keep-done off` through the real binary: an ack deletes its job (one by id,
+// a batch from a pipe, a worker's), the same ack repeated finds no job, a lost lease is still
+// lost, and what is kept: jobs of other queues, grouped jobs, jobs others wait for, failed
+// jobs. Every backend.
+#include <doctest/doctest.h>
+
+#include "cli/cli_helpers.hpp"
+
+namespace queuectl::testing::cli {
+namespace {
+
+long long rows_of(FreshDatabase& fixture, const std::string& queue) {
+  return scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = '" + queue + "'");
+}
+
+std::string status_of(const std::string& url, const json& job) {
+  return show(url, job["id"].get<long long>())["status"].get<std::string>();
+}
+
+std::string ack_line(const json& job) {
+  return json{{"id", job["id"]}, {"lock_token", job["lock_token"]}}.dump() + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("cli: keep-done off: an ack deletes its job; other queues and `on` keep theirs") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  RunResult set = ok(url, {"queue", "thumbs", "--keep-done", "off"});
+  CHECK(set.out == "queue thumbs: keep done jobs off (an ack deletes its job)\n");
+  CHECK(ok_json(url, {"queue", "thumbs"})["keep_done"] == false);
+  CHECK(ok_json(url, {"queue", "other"})["keep_done"] == true);
+  for (int i = 0; i < 4; ++i) enqueue(url, "thumbs");
+  enqueue(url, "other");
+
+  // One by id: done, and gone.
+  json one = claim_one(url, "thumbs");
+  const std::string token = one["lock_token"].get<std::string>();
+  json acked = ok_json(url, {"ack", id_text(one), "--token", token});
+  CHECK(acked["status"] == "done");
+  check_error(queuectl(url, {"show", id_text(one)}), 4, "not found");
+  CHECK(rows_of(fixture, "thumbs") == 3);
+  // The same ack again names no job (exit 4): nothing is left to say it was done.
+  check_error(queuectl(url, {"ack", id_text(one), "--token", token}), 4, "not found");
+
+  // A batch through a pipe: every one deleted.
+  json two = claim(url, "thumbs", {"--limit", "2"});
+  REQUIRE(two.size() == 2);
+  json report = ok_json(url, {"ack", "--from", "-"}, ack_line(two[0]) + ack_line(two[1]));
+  CHECK(report["acked"] == 2);
+  CHECK(rows_of(fixture, "thumbs") == 1);
+
+  // A lost lease is still lost: a wrong token deletes nothing.
+  json last = claim_one(url, "thumbs");
+  RunResult lost = queuectl(url, {"ack", id_text(last), "--token", "not-the-token"});
+  CHECK(lost.exit_code == 3);
+  CHECK(status_of(url, last) == "processing");
+  CHECK(rows_of(fixture, "thumbs") == 1);
+
+  // Another queue keeps its done jobs.
+  json kept = claim_one(url, "other");
+  ok(url, {"ack", id_text(kept), "--token", kept["lock_token"].get<std::string>()});
+  CHECK(status_of(url, kept) == "done");
+
+  // Back on: the ack keeps the job done.
+  RunResult on = ok(url, {"queue", "thumbs", "--keep-done", "on"});
+  CHECK(on.out == "queue thumbs: keep done jobs on\n");
+  ok(url, {"ack", id_text(last), "--token", last["lock_token"].get<std::string>()});
+  CHECK(status_of(url, last) == "done");
+}
+
+TEST_CASE("cli: keep-done off: grouped jobs, jobs others wait for, and failed jobs are kept") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "q", "--keep-done", "off"});
+  // A grouped job is marked done (its group's next job is woken as for any group).
+  json grouped = enqueue(url, "q", "{}", {"--group-key", "g"});
+  json g = claim_one(url, "q");
+  REQUIRE(g["id"] == grouped["id"]);
+  ok(url, {"ack", id_text(g), "--token", g["lock_token"].get<std::string>()});
+  CHECK(status_of(url, g) == "done");
+
+  // A parent is marked done and releases its child; the child, acked, is deleted.
+  json parent = enqueue(url, "q");
+  json child = enqueue(url, "q", "{}", {"--after", id_text(parent)});
+  json p = claim_one(url, "q");
+  REQUIRE(p["id"] == parent["id"]);
+  ok(url, {"ack", id_text(p), "--token", p["lock_token"].get<std::string>()});
+  CHECK(status_of(url, p) == "done");
+  json c = claim_one(url, "q");
+  REQUIRE(c["id"] == child["id"]);
+  ok(url, {"ack", id_text(c), "--token", c["lock_token"].get<std::string>()});
+  check_error(queuectl(url, {"show", id_text(c)}), 4, "not found");
+
+  // A job that fails for good stays failed.
+  json doomed = enqueue(url, "q", "{}", {"--max-attempts", "1"});
+  json d = claim_one(url, "q");
+  REQUIRE(d["id"] == doomed["id"]);
+  ok(url, {"fail", id_text(d), "--token", d["lock_token"].get<std::string>(), "--error", "x"});
+  CHECK(status_of(url, d) == "failed");
+  CHECK(rows_of(fixture, "q") == 3);
+}
+
+TEST_CASE("cli: keep-done off: a worker's acks delete their jobs, its failures stay") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "w", "--keep-done", "off"});
+  for (int i = 0; i < 30; ++i) enqueue(url, "w", "{\"n\":" + std::to_string(i) + "}");
+  enqueue(url, "w", "{\"fail\":true}", {"--max-attempts", "1"});
+  RunResult r = queuectl(url, {"-o", "json", "work", "w", "--drain", "--concurrency", "4", "--",
+                               "sh", "-c", "if grep -q fail; then exit 1; fi"});
+  INFO(dump(r));
+  CHECK(r.exit_code == 1);  // one job failed while draining
+  json summary = parse(r.out);
+  CHECK(summary["done"] == 30);
+  CHECK(summary["failed"] == 1);
+  CHECK(rows_of(fixture, "w") == 1);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM job_queue WHERE queue = 'w' AND status = 3") ==
+        1);
+}
+
+TEST_CASE("cli: keep-done: a bad value is exit 2 and changes nothing") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "q", "--max-processing", "2"});
+  rejects(fixture, {"queue", "q", "--keep-done", "maybe"}, "--keep-done");
+  rejects(fixture, {"queue", "q", "--keep-done", "off", "--max-processing", "-1"},
+          "--max-processing");
+  CHECK(ok_json(url, {"queue", "q"})["keep_done"] == true);
+}
+
+}  // namespace queuectl::testing::cli
