@@ -433,7 +433,7 @@ long long bare_claim_ack(soci::session& s, const std::string& queue, int batch,
       if (claimed.empty()) break;
       ++claims;
       items.clear();
-      for (const Job& j : claimed) items.push_back({j.id, *j.lock_token, std::nullopt});
+      for (const Job& j : claimed) items.push_back({j.id, *j.lock_token, std::nullopt, j.queue});
       auto t1 = Clock::now();
       lost += static_cast<long long>(repo.ack_many(items).size());
       ack_s += seconds_since(t1);

@@ -28,7 +28,7 @@ AckItem item_from_line(const std::string& line, std::size_t number, const char* 
   try {
     // Lines of `claim -o ndjson` may be fed straight back: the other job fields are checked
     // as JSON and ignored, never built.
-    const auto doc = parse_line_object(line, {"id", "token", "lock_token", "result"});
+    const auto doc = parse_line_object(line, {"id", "token", "lock_token", "result", "queue"});
     AckItem item;
     for (const auto& [key, value] : doc.items()) {
       if (key == "id") {
@@ -43,6 +43,10 @@ AckItem item_from_line(const std::string& line, std::size_t number, const char* 
         // `claim -o ndjson` prints "result":null on every line: no result, the same as no
         // key, so that such lines are acked many to a statement rather than one by one.
         if (!value.is_null()) item.result = validate_json(value.text(), "result", max_payload);
+      } else if (key == "queue" && value.is_string()) {
+        // Only a hint (`claim -o ndjson` names it): a queue that keeps its done jobs is acked
+        // without trying a delete. A wrong one cannot delete a job whose queue keeps it.
+        item.queue = value.get<std::string>();
       }
     }
     if (item.id <= 0) throw UsageError("no \"id\"");

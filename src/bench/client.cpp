@@ -105,7 +105,7 @@ class Client {
       std::vector<AckItem> acks;
       for (const Job& j : jobs) {
         ids.push_back(j.id);
-        acks.push_back({j.id, j.lock_token.value_or(""), std::nullopt});
+        acks.push_back({j.id, j.lock_token.value_or(""), std::nullopt, j.queue});
       }
       db_->retrying([&] { record(ids); });
       stats_.lease_lost += static_cast<std::int64_t>(repo_->ack_many(acks).size());

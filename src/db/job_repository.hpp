@@ -70,6 +70,9 @@ struct AckItem {
   std::int64_t id = 0;
   std::string token;
   std::optional<std::string> result;  // validated JSON
+  // The job's queue, when the caller knows it: the ack of a queue that keeps its done jobs
+  // then tries no delete (ack_many), even while another queue keeps none.
+  std::optional<std::string> queue;
 };
 
 struct FailRequest {
@@ -230,14 +233,14 @@ class JobRepository {
   std::vector<long long> ack_id_array(const std::vector<long long>& ids, const std::string& token,
                                       bool deleting = false);
   struct PreparedAck;
-  // ack_many's acks marked done (the jobs kept, as every queue but one with a retention of 0).
+  // ack_many's acks marked done (the jobs kept, as on every queue that keeps its done jobs).
   std::vector<std::int64_t> ack_kept(const std::vector<AckItem>& items);
-  // Whether some queue keeps no finished job (`queue QUEUE --retain 0`), so that an ack tries
+  // The queues that keep no done job (`queue QUEUE --keep-done off`), whose acks try
   // Statements::finish.ack_delete first: asked at this repository's first ack, and again
-  // once a minute has passed (a worker sees a retention changed within a minute, as its
-  // housekeeping does).
-  bool deletes_acked();
-  // The acks of `items` that ack_delete takes (their queue keeps nothing finished, the lease
+  // once a minute has passed (a worker sees the setting changed within a minute, as its
+  // housekeeping sees a retention).
+  const std::set<std::string>& deleting_queues();
+  // The acks of `items` that ack_delete takes (their queue keeps no done job, the lease
   // still held, no group key, no job waiting for them), done by deleting the jobs; returns
   // the rest, for ack_kept.
   std::vector<AckItem> ack_deleting(const std::vector<AckItem>& items);
@@ -257,9 +260,9 @@ class JobRepository {
   // The ack statements ack_id_array has run, by their text's address, and those it has
   // prepared on the server (null: run once), as prepared_claims_.
   std::map<const std::string*, std::unique_ptr<PreparedAck>> prepared_acks_;
-  // deletes_acked(): the answer, and when it was asked (none yet: not asked).
-  bool deletes_acked_ = false;
-  std::optional<std::chrono::steady_clock::time_point> deletes_acked_asked_;
+  // deleting_queues(): the answer, and when it was asked (none yet: not asked).
+  std::set<std::string> deleting_queues_;
+  std::optional<std::chrono::steady_clock::time_point> deleting_queues_asked_;
   // Queues whose last claim came from a later statement of ClaimReturning's chain (claim,
   // claim_rated_simple, claim_rated: a rate limit), and its place in it: tried from there.
   // Only the order of trying: each statement takes nothing that is a later one's, and

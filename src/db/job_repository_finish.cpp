@@ -99,21 +99,38 @@ void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail)
 }
 
 std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
-  if (items.empty() || !deletes_acked()) return ack_kept(items);
-  std::vector<AckItem> kept = ack_deleting(items);
-  if (kept.empty()) return {};
-  return ack_kept(kept);
+  if (items.empty()) return {};
+  const std::set<std::string>& deleting = deleting_queues();
+  if (deleting.empty()) return ack_kept(items);
+  // The deletes are tried first for the acks whose queue keeps no done job, or is not known
+  // (`queuectl ack ID`); what they did not take is acked the usual way, in a transaction of
+  // its own.
+  std::vector<AckItem> tried, rest;
+  for (const AckItem& item : items)
+    (item.queue && !deleting.count(*item.queue) ? rest : tried).push_back(item);
+  if (tried.empty()) return ack_kept(items);
+  for (AckItem& item : ack_deleting(tried)) rest.push_back(std::move(item));
+  if (rest.empty()) return {};
+  return ack_kept(rest);
 }
 
-bool JobRepository::deletes_acked() {
+const std::set<std::string>& JobRepository::deleting_queues() {
   const auto now = std::chrono::steady_clock::now();
-  if (deletes_acked_asked_ && now - *deletes_acked_asked_ < std::chrono::minutes(1))
-    return deletes_acked_;
-  long long queues = 0;
-  db_.retrying([&] { db_.session() << db_.sql().finish.deleting_queues, soci::into(queues); });
-  deletes_acked_ = queues > 0;
-  deletes_acked_asked_ = now;
-  return deletes_acked_;
+  if (deleting_queues_asked_ && now - *deleting_queues_asked_ < std::chrono::minutes(1))
+    return deleting_queues_;
+  std::set<std::string> queues;
+  db_.retrying([&] {
+    queues.clear();
+    std::string queue;
+    // Unnamed, as every one-time statement: behind a pooler a named one may be left on a
+    // server session another client gets.
+    soci::statement st =
+        statement_once(db_.session(), db_.sql().finish.deleting_queues, soci::into(queue));
+    for (bool got = st.execute(true); got; got = st.fetch()) queues.insert(queue);
+  });
+  deleting_queues_ = std::move(queues);
+  deleting_queues_asked_ = now;
+  return deleting_queues_;
 }
 
 std::vector<AckItem> JobRepository::ack_deleting(const std::vector<AckItem>& items) {

@@ -204,7 +204,7 @@ struct FinishStatements {
   // ack_delete with the ids as one array, and for one id, where ack_id_array is.
   std::optional<std::string> ack_delete_array;  // :ids :token
   std::optional<std::string> ack_delete_one;    // :id :token
-  // -> how many queues keep no done job (keep_done false): whether ack_delete may apply.
+  // -> queue, each queue that keeps no done job (keep_done false): where ack_delete applies.
   std::string deleting_queues;
   // The pick binds only :id :token -> the job's columns as the write left them.
   GuardedWrite fail_retry;  // :error :base_ms :cap_ms :jitter :id :token

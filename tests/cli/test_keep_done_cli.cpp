@@ -119,6 +119,30 @@ TEST_CASE("cli: keep-done off: a worker's acks delete their jobs, its failures s
         1);
 }
 
+TEST_CASE("cli: keep-done off: an ack line's queue is a hint that only ever keeps a job") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "thumbs", "--keep-done", "off"});
+  enqueue(url, "thumbs");
+  enqueue(url, "thumbs");
+  enqueue(url, "kept");
+  // A line naming a queue that keeps its done jobs tries no delete: the job is marked done.
+  json named_other = claim_one(url, "thumbs");
+  json line = {
+      {"id", named_other["id"]}, {"lock_token", named_other["lock_token"]}, {"queue", "kept"}};
+  ok(url, {"ack", "--from", "-"}, line.dump() + "\n");
+  CHECK(status_of(url, named_other) == "done");
+  // claim's own lines name the job's queue: deleted.
+  RunResult lines = ok(url, {"claim", "thumbs", "-o", "ndjson"});
+  ok(url, {"ack", "--from", "-"}, lines.out);
+  CHECK(rows_of(fixture, "thumbs") == 1);
+  // A worker of a queue that keeps its done jobs keeps them while another queue keeps none.
+  RunResult w = ok(url, {"work", "kept", "--drain", "--", "true"});
+  CHECK(rows_of(fixture, "kept") == 1);
+  CHECK(scalar(fixture.db(),
+               "SELECT COUNT(*) FROM job_queue WHERE queue = 'kept' AND status = 2") == 1);
+}
+
 TEST_CASE("cli: keep-done: a bad value is exit 2 and changes nothing") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();

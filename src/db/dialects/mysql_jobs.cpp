@@ -228,7 +228,7 @@ FinishStatements make_finish() {
      WHERE id IN ({ids}) AND status = 1 AND lock_token = :token AND has_dependents = 0
        AND group_key IS NULL
        AND queue IN (SELECT queue FROM queuectl_queues WHERE keep_done = 0))";
-  s.deleting_queues = "SELECT COUNT(*) FROM queuectl_queues WHERE keep_done = 0";
+  s.deleting_queues = "SELECT queue FROM queuectl_queues WHERE keep_done = 0";
   const std::string held_pick = R"(
     SELECT id FROM job_queue WHERE id = :id AND status = 1 AND lock_token = :token FOR UPDATE)";
   s.fail_retry.pick = held_pick;

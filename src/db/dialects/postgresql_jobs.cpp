@@ -442,7 +442,7 @@ FinishStatements make_finish(const std::string& cols) {
        AND lock_token = CAST(:token AS text) AND has_dependents = 0 AND group_key IS NULL
        AND queue IN (SELECT queue FROM queuectl_queues WHERE NOT keep_done)
     RETURNING id)";
-  s.deleting_queues = "SELECT COUNT(*) FROM queuectl_queues WHERE NOT keep_done";
+  s.deleting_queues = "SELECT queue FROM queuectl_queues WHERE NOT keep_done";
   s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,

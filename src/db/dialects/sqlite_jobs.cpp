@@ -155,7 +155,7 @@ FinishStatements make_finish(const std::string& cols) {
        AND group_key IS NULL
        AND queue IN (SELECT queue FROM queuectl_queues WHERE keep_done = 0))",
                                  "id");
-  s.deleting_queues = "SELECT COUNT(*) FROM queuectl_queues WHERE keep_done = 0";
+  s.deleting_queues = "SELECT queue FROM queuectl_queues WHERE keep_done = 0";
   s.fail_retry.write = returning(R"(
     UPDATE job_queue
        SET status = CASE WHEN attempts >= max_attempts THEN 3 ELSE 0 END,
