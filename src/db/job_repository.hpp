@@ -229,7 +229,7 @@ class JobRepository {
   // its first run, prepared on the server from its second where claims are (PostgreSQL, no
   // pooler between): job_repository_detail.hpp.
   // `deleting`: ack_delete_array and ack_delete_one instead, which delete the jobs of queues
-  // that keep nothing finished; the ids it deleted.
+  // that keep no done job; the ids it deleted.
   std::vector<long long> ack_id_array(const std::vector<long long>& ids, const std::string& token,
                                       bool deleting = false);
   struct PreparedAck;

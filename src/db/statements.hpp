@@ -198,8 +198,8 @@ struct FinishStatements {
   // Acks that delete the job instead of keeping it done, for a queue that keeps no done job
   // (`queue QUEUE --keep-done off`): ack_ids' guard, and the job's queue among those with
   // keep_done false, and no group key (a grouped job is marked done, as a group's end wakes
-  // idle workers on PostgreSQL, and the queue's workers delete it with the rest of what
-  // finished). A result is not kept: the job is gone. ({ids} :token) -> the ids it deleted.
+  // idle workers on PostgreSQL; a retention or `purge` deletes it later). A result is not
+  // kept: the job is gone. ({ids} :token) -> the ids it deleted.
   GuardedWrite ack_delete;
   // ack_delete with the ids as one array, and for one id, where ack_id_array is.
   std::optional<std::string> ack_delete_array;  // :ids :token
