@@ -25,6 +25,13 @@ std::string lease_lost_message(std::int64_t id) {
          ": the token does not match, or the job is no longer processing";
 }
 
+// The ids of `all` from `start` on, at most `chunk` of them: one statement's share.
+std::vector<long long> chunk_of(const std::vector<long long>& all, std::size_t start,
+                                std::size_t chunk) {
+  return {all.begin() + static_cast<std::ptrdiff_t>(start),
+          all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), start + chunk))};
+}
+
 // An optimistic batch ack matched fewer rows than it named: roll it back and ack the
 // pessimistic way, which tells which ids were lost.
 struct AckMissed {};
@@ -153,9 +160,7 @@ std::vector<AckItem> JobRepository::ack_deleting(const std::vector<AckItem>& ite
     deleted.clear();
     for (auto& [token_text, all_ids] : by_token) {
       for (std::size_t start = 0; start < all_ids.size(); start += chunk) {
-        std::vector<long long> ids(
-            all_ids.begin() + static_cast<std::ptrdiff_t>(start),
-            all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
+        std::vector<long long> ids = chunk_of(all_ids, start, chunk);
         std::string token = token_text;
         std::vector<long long> gone;
         if (arrays) {
@@ -221,9 +226,7 @@ std::vector<std::int64_t> JobRepository::ack_kept(const std::vector<AckItem>& it
     const Statements& q = db_.sql();
     for (auto& [token_text, all_ids] : by_token) {
       for (std::size_t start = 0; start < all_ids.size(); start += chunk) {
-        std::vector<long long> ids(
-            all_ids.begin() + static_cast<std::ptrdiff_t>(start),
-            all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(all_ids.size(), start + chunk)));
+        std::vector<long long> ids = chunk_of(all_ids, start, chunk);
         std::string token = token_text;
         if (arrays) {
           std::vector<long long> acked = ack_id_array(ids, token);

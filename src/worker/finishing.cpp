@@ -85,8 +85,10 @@ void Worker::finish(Running& r) {
                    " bytes) is not one JSON document: not stored as the result";
       }
     }
-    writes_.push_ack(
-        {{job.id, token, result, job.queue}, head, head + ": done (" + took + ")" + unstored, Clock::now()});
+    writes_.push_ack({{job.id, token, result, job.queue},
+                      head,
+                      head + ": done (" + took + ")" + unstored,
+                      Clock::now()});
     return;  // written with the other acks of a turn (start_turn)
   } else {
     std::string error = (code > 128 ? "killed by signal " + std::to_string(code - 128)

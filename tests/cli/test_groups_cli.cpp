@@ -89,7 +89,7 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                          {"rate", nullptr},
                          {"burst", nullptr},
                          {"rate_per_key", false},
-                  {"keep_done", true}});
+                         {"keep_done", true}});
   RunResult on = ok(url, {"queue", "orders", "--strict-groups", "on"});
   CHECK(on.out == "queue orders: strict groups on\n");
   CHECK(ok_json(url, {"queue", "orders"})["strict_groups"] == true);
@@ -150,7 +150,7 @@ TEST_CASE("cli: groups: queue --strict-groups, stats, groups --blocked, cancel u
                                                   {"rate", nullptr},
                                                   {"burst", nullptr},
                                                   {"rate_per_key", false},
-                  {"keep_done", true}});
+                                                  {"keep_done", true}});
 }
 
 TEST_CASE("cli: groups: --blocked on a queue without strict mode says how to turn it on") {
