@@ -6,7 +6,8 @@ namespace {
 // What the statements of both differ in, per backend.
 struct Parts {
   bool pg = false;
-  std::string now;            // the database's clock
+  std::string now;            // the database's clock (PostgreSQL: the transaction's start)
+  std::string clock;          // the clock when the statement runs
   std::string waiting;        // a waiting job's run_at, as SQL
   std::string waiting_value;  // the same, as NewJob::run_at text
   std::string lock_suffix;    // " FOR UPDATE" (SQLite: nothing, its write lock serializes)
@@ -29,6 +30,7 @@ Parts parts_for(Backend backend) {
     case Backend::postgresql:
       p.pg = true;
       p.now = "now()";
+      p.clock = "clock_timestamp()";
       p.waiting = "TIMESTAMPTZ '9999-12-31 00:00:00+00'";
       p.waiting_value = "9999-12-31 00:00:00.000000";
       p.lock_suffix = " FOR UPDATE";
@@ -38,6 +40,7 @@ Parts parts_for(Backend backend) {
       break;
     case Backend::mysql:
       p.now = "NOW(6)";
+      p.clock = "NOW(6)";  // already the statement's own time
       // TIMESTAMP(6) ends in 2038: its last microsecond (a retry's backoff stops one short).
       p.waiting = "TIMESTAMP'2038-01-19 03:14:07.999999'";
       p.waiting_value = "2038-01-19 03:14:07.999999";
@@ -46,6 +49,7 @@ Parts parts_for(Backend backend) {
       break;
     case Backend::sqlite:
       p.now = "strftime('%Y-%m-%d %H:%M:%f', 'now')";
+      p.clock = p.now;  // the write lock serializes: no later-starting writer commits first
       p.waiting = "'9999-12-31 00:00:00.000'";
       p.waiting_value = "9999-12-31 00:00:00.000";
       p.ts = [](const std::string& c) { return "strftime('%Y-%m-%dT%H:%M:%f000Z', " + c + ")"; };
@@ -216,7 +220,10 @@ BatchSql make_batch_sql(const Parts& p) {
             ", canceled = canceled + " + n("c", "integer") + " WHERE id = " + id;
   s.close = "UPDATE queuectl_batches SET closed_at = " + now + " WHERE id = " + id +
             " AND closed_at IS NULL";
-  s.finish = "UPDATE queuectl_batches SET finished_at = " + now + " WHERE id = " + id +
+  // The clock, not now(): on PostgreSQL now() is this transaction's start, and a member acked
+  // by a transaction that started later but committed first (before this one took the batch
+  // row's lock) would otherwise show a finished_at after its batch's.
+  s.finish = "UPDATE queuectl_batches SET finished_at = " + p.clock + " WHERE id = " + id +
              " AND pending = 0 AND closed_at IS NOT NULL AND finished_at IS NULL";
   s.callback =
       "UPDATE queuectl_batches SET callback_job_id = " + n("job", "bigint") + " WHERE id = " + id;
