@@ -350,6 +350,8 @@ function queueFlags(q) {
   if (q.max_processing !== null && q.max_processing !== undefined) f.push('max=' + q.max_processing);
   if (q.rate) f.push('rate=' + q.rate + (q.rate_per_key ? '/key' : ''));
   if (q.dead_letter) f.push('dlq=' + q.dead_letter);
+  if (q.retain) f.push('retain=' + q.retain);
+  if (q.keep_done === false) f.push('keep-done=off');
   return f.length ? f.join(', ') : '-';
 }
 

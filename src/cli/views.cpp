@@ -270,7 +270,7 @@ Output stats_view(const std::vector<QueueStats>& stats) {
           {Fit::shrink}};
   Table wide{{"QUEUE", "READY", "SCHEDULED", "WAITING", "PROCESSING", "EXPIRED", "UNLEASED", "DONE",
               "FAILED", "CANCELED", "PAUSED", "STRICT", "MAX_PROCESSING", "RATE", "DEAD_LETTER",
-              "OLDEST_READY"},
+              "RETAIN", "KEEP_DONE", "OLDEST_READY"},
              {},
              {Fit::shrink}};
   for (const QueueStats& s : stats) {
@@ -299,6 +299,9 @@ Output stats_view(const std::vector<QueueStats>& stats) {
          {"rate_per_key", s.rate && s.rate->per_key},
          {"dead_letter",
           s.dead_letter ? nlohmann::ordered_json(*s.dead_letter) : nlohmann::ordered_json(nullptr)},
+         {"retain",
+          s.retain ? nlohmann::ordered_json(s.retain->str()) : nlohmann::ordered_json(nullptr)},
+         {"keep_done", s.keep_done},
          {"oldest_ready_age_seconds", age},
          {"at_least", s.at_least}});
     const std::string oldest =
@@ -311,6 +314,8 @@ Output stats_view(const std::vector<QueueStats>& stats) {
     if (s.max_processing) flag("max=" + std::to_string(*s.max_processing));
     if (s.rate) flag("rate=" + rate_label(*s.rate));
     if (s.dead_letter) flag("dlq=" + *s.dead_letter);
+    if (s.retain) flag("retain=" + s.retain->str());
+    if (!s.keep_done) flag("keep-done=off");
     if (flags.empty()) flags = "-";
     // A count that reached the cap of `stats` (without --exact) is "at least": 100000+.
     auto finished = [&s](const char* status, std::int64_t n) {
@@ -328,7 +333,8 @@ Output stats_view(const std::vector<QueueStats>& stats) {
          finished("done", s.done), finished("failed", s.failed), finished("canceled", s.canceled),
          s.paused ? "yes" : "no", s.strict_groups ? "yes" : "no",
          s.max_processing ? std::to_string(*s.max_processing) : "-",
-         s.rate ? rate_label(*s.rate) : "-", s.dead_letter.value_or("-"), oldest});
+         s.rate ? rate_label(*s.rate) : "-", s.dead_letter.value_or("-"),
+         s.retain ? s.retain->str() : "-", s.keep_done ? "yes" : "no", oldest});
   }
   out.elements = true;
   out.table = t;

@@ -117,6 +117,8 @@ struct QueueStats {
   std::optional<std::string> dead_letter;  // where jobs that give up go
   std::optional<int> max_processing;       // concurrency limit; none: no limit
   std::optional<RateLimit> rate;           // rate limit; none: no limit
+  std::optional<Duration> retain;          // workers delete finished jobs older; none: keep
+  bool keep_done = true;                   // false: an ack deletes its job
   std::optional<double> oldest_ready_age_seconds;
   // The finished counts (done, failed, canceled) that reached the cap stats() was given:
   // each is "at least" its number.

@@ -213,15 +213,15 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
     soci::statement paused = statement_once(s, q.listing.paused_queues, soci::into(name));
     for (bool got = paused.execute(true); got; got = paused.fetch()) entry(name).paused = true;
     std::string dead_letter;
-    int strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0;
-    long long rate_period = 0;
+    int strict = 0, max = 0, rate_count = 0, rate_burst = 0, rate_per_key = 0, keep_done = 1;
+    long long rate_period = 0, retain_ms = 0;
     soci::indicator dl_ind = soci::i_null, max_ind = soci::i_null, rate_ind = soci::i_null,
-                    period_ind = soci::i_null, burst_ind = soci::i_null;
-    soci::statement policies =
-        statement_once(s, q.listing.queue_policies, soci::into(name), soci::into(strict),
-                       soci::into(dead_letter, dl_ind), soci::into(max, max_ind),
-                       soci::into(rate_count, rate_ind), soci::into(rate_period, period_ind),
-                       soci::into(rate_burst, burst_ind), soci::into(rate_per_key));
+                    period_ind = soci::i_null, burst_ind = soci::i_null, retain_ind = soci::i_null;
+    soci::statement policies = statement_once(
+        s, q.listing.queue_policies, soci::into(name), soci::into(strict),
+        soci::into(dead_letter, dl_ind), soci::into(max, max_ind), soci::into(rate_count, rate_ind),
+        soci::into(rate_period, period_ind), soci::into(rate_burst, burst_ind),
+        soci::into(rate_per_key), soci::into(retain_ms, retain_ind), soci::into(keep_done));
     for (bool got = policies.execute(true); got; got = policies.fetch()) {
       QueueStats& qs = entry(name);
       qs.strict_groups = strict != 0;
@@ -229,6 +229,10 @@ std::vector<QueueStats> JobRepository::stats(const std::vector<std::string>& que
       if (max_ind == soci::i_ok) qs.max_processing = max;
       if (rate_ind == soci::i_ok && period_ind == soci::i_ok && burst_ind == soci::i_ok)
         qs.rate = RateLimit{rate_count, rate_period, rate_burst, rate_per_key != 0};
+      qs.retain = retain_ind == soci::i_ok
+                      ? std::optional<Duration>(Duration(std::chrono::milliseconds(retain_ms)))
+                      : std::nullopt;
+      qs.keep_done = keep_done != 0;
     }
   });
   std::vector<QueueStats> out;

@@ -226,8 +226,8 @@ struct ListingStatements {
   std::string stats_finished;  // -> queue, status, count
   std::string paused_queues;   // -> queue
   // Every queue with a policy that is not the default -> queue, strict_groups (0/1),
-  // dead_letter, max_processing, rate_count, rate_period_ms, rate_burst, rate_per_key (0/1)
-  // (stats; NULL rate_count: no rate limit).
+  // dead_letter, max_processing, rate_count, rate_period_ms, rate_burst, rate_per_key (0/1),
+  // retain_ms, keep_done (0/1) (stats; NULL rate_count: no rate limit; NULL retain_ms: keep).
   std::string queue_policies;
 };
 

@@ -220,7 +220,7 @@ TEST_CASE("cli: stats fits 80 columns; -o wide has every count") {
     CHECK(std::regex_search(
         wide.out,
         std::regex(
-            R"(^QUEUE\s+READY\s+SCHEDULED\s+WAITING\s+PROCESSING\s+EXPIRED\s+UNLEASED\s+DONE\s+FAILED\s+CANCELED\s+PAUSED\s+STRICT\s+MAX_PROCESSING\s+RATE\s+DEAD_LETTER\s+OLDEST_READY\n)")));
+            R"(^QUEUE\s+READY\s+SCHEDULED\s+WAITING\s+PROCESSING\s+EXPIRED\s+UNLEASED\s+DONE\s+FAILED\s+CANCELED\s+PAUSED\s+STRICT\s+MAX_PROCESSING\s+RATE\s+DEAD_LETTER\s+RETAIN\s+KEEP_DONE\s+OLDEST_READY\n)")));
   }
 }
 

@@ -69,6 +69,35 @@ TEST_CASE("cli: keep-done off: an ack deletes its job; other queues and `on` kee
   CHECK(status_of(url, last) == "done");
 }
 
+TEST_CASE("cli: stats shows which queues delete their done jobs, and their retention") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "thumbs", "--keep-done", "off"});
+  ok(url, {"queue", "logs", "--retain", "14d"});
+  enqueue(url, "plain");
+  std::map<std::string, json> by_queue;
+  for (const json& q : ok_json(url, {"stats"})) by_queue[q["queue"].get<std::string>()] = q;
+  REQUIRE(by_queue.count("thumbs") == 1);
+  REQUIRE(by_queue.count("logs") == 1);
+  REQUIRE(by_queue.count("plain") == 1);
+  CHECK(by_queue["thumbs"]["keep_done"] == false);
+  CHECK(by_queue["thumbs"]["retain"].is_null());
+  CHECK(by_queue["logs"]["keep_done"] == true);
+  CHECK(by_queue["logs"]["retain"] == "14d");
+  CHECK(by_queue["plain"]["keep_done"] == true);
+  CHECK(by_queue["plain"]["retain"].is_null());
+  const std::string table = ok(url, {"stats", "-o", "table"}).out;
+  CHECK(table.find("keep-done=off") != std::string::npos);
+  CHECK(table.find("retain=14d") != std::string::npos);
+  const std::string wide = ok(url, {"stats", "thumbs", "-o", "wide"}).out;
+  CHECK(wide.find("KEEP_DONE") != std::string::npos);
+  CHECK(wide.find(" no ") != std::string::npos);
+  // Back to the defaults: the queue has nothing left to show.
+  ok(url, {"queue", "thumbs", "--keep-done", "on"});
+  CHECK(ok_json(url, {"stats", "thumbs"})[0]["keep_done"] == true);
+  CHECK(ok(url, {"stats", "-o", "table"}).out.find("keep-done") == std::string::npos);
+}
+
 TEST_CASE("cli: keep-done off: grouped jobs, jobs others wait for, and failed jobs are kept") {
   FreshDatabase fixture;
   const std::string& url = fixture.url();

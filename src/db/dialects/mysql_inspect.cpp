@@ -41,10 +41,10 @@ ListingStatements make_listing() {
 
   s.queue_policies = R"(
     SELECT queue, strict_groups, dead_letter, max_processing,
-           rate_count, rate_period_ms, rate_burst, rate_per_key
+           rate_count, rate_period_ms, rate_burst, rate_per_key, retain_ms, keep_done
       FROM queuectl_queues
      WHERE strict_groups = 1 OR dead_letter IS NOT NULL OR max_processing IS NOT NULL
-        OR rate_count IS NOT NULL)";
+        OR rate_count IS NOT NULL OR retain_ms IS NOT NULL OR keep_done = 0)";
   return s;
 }
 

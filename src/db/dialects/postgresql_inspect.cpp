@@ -37,10 +37,11 @@ ListingStatements make_listing() {
 
   s.queue_policies = R"(
     SELECT queue, CASE WHEN strict_groups THEN 1 ELSE 0 END, dead_letter, max_processing,
-           rate_count, rate_period_ms, rate_burst, CASE WHEN rate_per_key THEN 1 ELSE 0 END
+           rate_count, rate_period_ms, rate_burst, CASE WHEN rate_per_key THEN 1 ELSE 0 END,
+           retain_ms, CASE WHEN keep_done THEN 1 ELSE 0 END
       FROM queuectl_queues
      WHERE strict_groups OR dead_letter IS NOT NULL OR max_processing IS NOT NULL
-        OR rate_count IS NOT NULL)";
+        OR rate_count IS NOT NULL OR retain_ms IS NOT NULL OR NOT keep_done)";
   return s;
 }
 
