@@ -166,6 +166,10 @@ TEST_CASE("slow: serve browser: the overview counts what the CLI enqueued and fo
   browser.execute("window.queuectlTestMark = 42; return null;");
   for (int i = 0; i < 2; ++i) enqueue(url, "web_q");
   wait_page(browser, serve, ready, text_equals("5"), "web_q's ready count after 2 more");
+  // Settings show among the flags, as `stats` has them.
+  ok(url, {"queue", "other_q", "--retain", "7d", "--keep-done", "off"});
+  wait_page(browser, serve, overview_cell("other_q", "flags"),
+            text_equals("retain=7d, keep-done=off"), "other_q's flags after its settings");
   CHECK_MESSAGE(browser.execute("return window.queuectlTestMark === 42;") == true,
                 "the page reloaded instead of refreshing its data");
   wait_page(browser, serve, "#last-refresh", not_blank(), "the time of the last refresh");
