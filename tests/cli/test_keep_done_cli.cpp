@@ -4,6 +4,9 @@
 // jobs. Every backend.
 #include <doctest/doctest.h>
 
+#include <sstream>
+#include <vector>
+
 #include "cli/cli_helpers.hpp"
 
 namespace queuectl::testing::cli {
@@ -89,9 +92,23 @@ TEST_CASE("cli: stats shows which queues delete their done jobs, and their reten
   const std::string table = ok(url, {"stats", "-o", "table"}).out;
   CHECK(table.find("keep-done=off") != std::string::npos);
   CHECK(table.find("retain=14d") != std::string::npos);
-  const std::string wide = ok(url, {"stats", "thumbs", "-o", "wide"}).out;
-  CHECK(wide.find("KEEP_DONE") != std::string::npos);
-  CHECK(wide.find(" no ") != std::string::npos);
+  // -o wide: the last three columns are RETAIN, KEEP_DONE and OLDEST_READY.
+  auto wide_tail = [&](const std::string& queue) {
+    std::istringstream lines(ok(url, {"stats", queue, "-o", "wide"}).out);
+    std::string header, row, word;
+    std::getline(lines, header);
+    std::getline(lines, row);
+    std::vector<std::string> h, r;
+    for (std::istringstream in(header); in >> word;) h.push_back(word);
+    for (std::istringstream in(row); in >> word;) r.push_back(word);
+    REQUIRE(h.size() >= 3);
+    REQUIRE(r.size() == h.size());
+    CHECK(h[h.size() - 3] == "RETAIN");
+    CHECK(h[h.size() - 2] == "KEEP_DONE");
+    return r[r.size() - 3] + " " + r[r.size() - 2];
+  };
+  CHECK(wide_tail("thumbs") == "- no");
+  CHECK(wide_tail("logs") == "14d yes");
   // Back to the defaults: the queue has nothing left to show.
   ok(url, {"queue", "thumbs", "--keep-done", "on"});
   CHECK(ok_json(url, {"stats", "thumbs"})[0]["keep_done"] == true);
