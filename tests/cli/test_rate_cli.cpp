@@ -205,7 +205,10 @@ TEST_CASE("cli: rate: each claim command takes one token, however full the bucke
   }
 }
 
-// Seconds a start may be stamped after the grant of its token (see the race below).
+// Seconds a start may be stamped after the grant of its token: a bucket's refill is counted
+// on the clock read by the claim's rate statement, and a start's time is stamped by the
+// claim's UPDATE just after it, so on a loaded machine the first start can trail its grant
+// by some milliseconds, which a window opened at that start would leave out.
 constexpr double kGrantToStart = 0.05;
 
 TEST_CASE("slow: rate race: 8 workers for 30 s against --rate 20/s --burst 10") {
@@ -217,9 +220,6 @@ TEST_CASE("slow: rate race: 8 workers for 30 s against --rate 20/s --burst 10") 
   REQUIRE(!r.at_us.empty());
   const auto claimed = static_cast<double>(r.at_us.size());
   const double elapsed = static_cast<double>(r.stop_us - r.at_us.front()) / 1e6;
-  // A bucket's refill is counted on the clock read by the claim's rate statement, and a
-  // start's time is stamped by the claim's UPDATE just after it: on a loaded machine the
-  // first start can trail its grant by some milliseconds, which the window would leave out.
   const double allowed = 20 * (elapsed + kGrantToStart) + 10;
   INFO("claimed " << claimed << " in " << elapsed << " s; the bucket allows " << allowed);
   CHECK(elapsed >= 25);
@@ -239,7 +239,7 @@ TEST_CASE("slow: rate race with tokens taken ahead: 8 workers against --rate 100
   const std::vector<std::int64_t>& at = r.at_us;
   REQUIRE(!at.empty());
   const double elapsed = static_cast<double>(r.stop_us - at.front()) / 1e6;
-  const double allowed = 100 * (elapsed + kGrantToStart) + 50;  // see the test above
+  const double allowed = 100 * (elapsed + kGrantToStart) + 50;
   const auto claimed = static_cast<double>(at.size());
   std::size_t busiest = 0;
   for (std::size_t i = 0, j = 0; j < at.size(); ++j) {
