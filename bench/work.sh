@@ -19,7 +19,8 @@
 # must pay; the ratio is the share of it queuectl keeps (1.0 = no cost over the spawn).
 # Nothing here asserts a time: the machine is shared and noisy; read the ratios.
 #
-# Knobs (environment): BUILD_DIR, QUEUECTL, N (2000), ROUNDS (3), CONCURRENCY (8),
+# Knobs (environment): BUILD_DIR, QUEUECTL, N (2000), ROUNDS (3), CONCURRENCY (8), FLOOR
+# (spawn or xargs),
 # BACKENDS ("sqlite postgresql mysql"), KEEP_DONE (on: the queue keeps its done jobs, the
 # default; off: `queue bench --keep-done off`, each ack deletes its job), KEEP_TMP=1.
 set -euo pipefail
@@ -32,9 +33,11 @@ ROUNDS=${ROUNDS:-3}
 CONCURRENCY=${CONCURRENCY:-8}
 BACKENDS=${BACKENDS:-sqlite postgresql mysql}
 KEEP_DONE=${KEEP_DONE:-on}
+FLOOR=${FLOOR:-spawn}
 
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/work.sh: $*" >&2; exit 1; }
+[[ $FLOOR == spawn || $FLOOR == xargs ]] || die "FLOOR must be spawn or xargs, not '$FLOOR'"
 
 if [[ -n ${QUEUECTL:-} ]]; then
   Q=$QUEUECTL
@@ -56,6 +59,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$TMP/servers"
+# Both sides run the binary by its full path, so neither searches PATH for it.
+TRUE=$(type -P true) || die "no 'true' binary in PATH"
+if [[ $FLOOR == spawn ]]; then
+  "${CXX:-g++}" -O2 -o "$TMP/spawn_floor" "$ROOT/bench/spawn_floor.cpp" ||
+    die "cannot compile bench/spawn_floor.cpp"
+fi
 if [[ $BACKENDS == *postgresql* || $BACKENDS == *mysql* ]]; then
   say "starting throwaway servers in $TMP/servers"
   eval "$(bash "$ROOT/scripts/test-servers.sh" start "$TMP/servers")"
@@ -79,7 +88,11 @@ jobs_per_s() { awk -v n="$N" -v s="$1" -v e="$2" 'BEGIN { printf "%.0f", n / ((e
 floor_now() {
   local start end
   start=$(now_ns)
-  seq "$N" | xargs -P"$CONCURRENCY" -I{} true
+  if [[ $FLOOR == spawn ]]; then
+    "$TMP/spawn_floor" "$N" "$CONCURRENCY" "$TRUE"
+  else
+    seq "$N" | xargs -P"$CONCURRENCY" -I{} "$TRUE"
+  fi
   end=$(now_ns)
   jobs_per_s "$start" "$end"
 }
@@ -93,7 +106,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     "$Q" --db "${URL[$b]}" -q enqueue bench --from "$TMP/jobs.ndjson" >/dev/null
     start=$(now_ns)
     summary=$("$Q" --db "${URL[$b]}" -q -o json work bench --concurrency "$CONCURRENCY" --drain \
-      -- true) || die "$b: work failed: $summary"
+      -- "$TRUE") || die "$b: work failed: $summary"
     end=$(now_ns)
     done_jobs=$(sed -n 's/.*"done": *\([0-9]*\).*/\1/p' <<<"$summary")
     [[ $done_jobs == "$N" ]] || die "$b: work did $done_jobs of $N jobs: $summary"
@@ -110,7 +123,8 @@ done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo
-echo "| \`work --concurrency $CONCURRENCY -- true\`, keep done $KEEP_DONE, median of $ROUNDS rounds of $N jobs | jobs/s | floor (xargs -P$CONCURRENCY) jobs/s | ratio to the floor |"
+if [[ $FLOOR == spawn ]]; then floor_name="posix_spawn, $CONCURRENCY at a time"; else floor_name="xargs -P$CONCURRENCY"; fi
+echo "| \`work --concurrency $CONCURRENCY -- true\`, keep done $KEEP_DONE, median of $ROUNDS rounds of $N jobs | jobs/s | floor ($floor_name) jobs/s | ratio to the floor |"
 echo "|---|---:|---:|---:|"
 for b in $BACKENDS; do
   rates=() ratios=()
