@@ -214,6 +214,34 @@ TEST_CASE("Subprocess: starts while another thread holds the environment lock") 
   CHECK(ok == 200);
 }
 
+// A child runs on a stack its thread keeps from one child to the next (core/subprocess.cpp,
+// ChildStack). Threads that start children at the same time must each have their own: two
+// children on one stack would overwrite each other's plan (argv, environment, descriptors)
+// before they exec, and run the wrong command, with the wrong output, or crash.
+TEST_CASE("Subprocess: threads starting commands at the same time each get their own") {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 40;
+  std::vector<int> right(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &right] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::string mark = std::to_string(t) + "." + std::to_string(i);
+        Subprocess::Options o;
+        o.argv = {"sh", "-c",
+                  "printf '%s' \"$QUEUECTL_UNIT_MARK\"; exit " + std::to_string(10 + t)};
+        o.env = {{"QUEUECTL_UNIT_MARK", mark}};
+        o.capture = true;
+        auto p = Subprocess::start(std::move(o));
+        run_captured(*p);
+        right[t] += p->exit_code() == 10 + t && p->out() == mark;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) CHECK_MESSAGE(right[t] == kEach, "thread " << t);
+}
+
 TEST_CASE("start_helper_thread: the thread blocks every signal; its creator's mask is kept") {
   sigset_t before, after, inside;
   pthread_sigmask(SIG_SETMASK, nullptr, &before);
