@@ -10,8 +10,12 @@
 # removed on exit), then runs $ROUNDS rounds. Each round measures, one after the other, a
 # floor, then each backend followed by a floor again (a backend's ratio is to the mean of
 # the floors just before and just after it):
-#   floor   seq N | xargs -P8 -I{} true        N spawns of a trivial binary, 8 at a time
-#   work    queuectl -q -o json work bench --concurrency 8 --drain -- true
+#   floor   spawn_floor N 8 /usr/bin/true     N spawns of a trivial binary, 8 at a time,
+#           each with posix_spawn (bench/spawn_floor.cpp, compiled into the run's folder):
+#           the vfork-style start queuectl gives its own children. FLOOR=xargs measures
+#           `seq N | xargs -P8 -I{} true` instead, the floor until 2026-11-29, which forks
+#           and so was slower than `work` itself where copying page tables is slow.
+#   work    queuectl -q -o json work bench --concurrency 8 --drain -- /usr/bin/true
 #           over N jobs enqueued just before (not timed), on each backend; the summary it
 #           prints must count all N done
 # and reports jobs per second and the ratio work / floor of the same round; the table shows
@@ -20,9 +24,9 @@
 # Nothing here asserts a time: the machine is shared and noisy; read the ratios.
 #
 # Knobs (environment): BUILD_DIR, QUEUECTL, N (2000), ROUNDS (3), CONCURRENCY (8), FLOOR
-# (spawn or xargs),
-# BACKENDS ("sqlite postgresql mysql"), KEEP_DONE (on: the queue keeps its done jobs, the
-# default; off: `queue bench --keep-done off`, each ack deletes its job), KEEP_TMP=1.
+# (spawn, the default, or xargs), BACKENDS ("sqlite postgresql mysql"), KEEP_DONE (on: the
+# queue keeps its done jobs, the default; off: `queue bench --keep-done off`, each ack
+# deletes its job), KEEP_TMP=1.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
