@@ -19,14 +19,15 @@
 #           over N jobs enqueued just before (not timed), on each backend; the summary it
 #           prints must count all N done
 # and reports jobs per second and the ratio work / floor of the same round; the table shows
-# the medians of the rounds. The floor is what any worker that runs one process per job
-# must pay; the ratio is the share of it queuectl keeps (1.0 = no cost over the spawn).
+# the medians of the rounds; both are written to $RESULTS. The floor is what any worker
+# that runs one process per job must pay; the ratio is the share of it queuectl keeps (1.0 =
+# no cost over the spawn).
 # Nothing here asserts a time: the machine is shared and noisy; read the ratios.
 #
 # Knobs (environment): BUILD_DIR, QUEUECTL, N (2000), ROUNDS (3), CONCURRENCY (8), FLOOR
 # (spawn, the default, or xargs), BACKENDS ("sqlite postgresql mysql"), KEEP_DONE (on: the
 # queue keeps its done jobs, the default; off: `queue bench --keep-done off`, each ack
-# deletes its job), KEEP_TMP=1.
+# deletes its job), RESULTS (where the results go: bench/work_results.md), KEEP_TMP=1.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -38,6 +39,7 @@ CONCURRENCY=${CONCURRENCY:-8}
 BACKENDS=${BACKENDS:-sqlite postgresql mysql}
 KEEP_DONE=${KEEP_DONE:-on}
 FLOOR=${FLOOR:-spawn}
+RESULTS=${RESULTS:-$ROOT/bench/work_results.md}
 
 say() { printf '== %s\n' "$*" >&2; }
 die() { echo "bench/work.sh: $*" >&2; exit 1; }
@@ -102,10 +104,12 @@ floor_now() {
 }
 declare -A RATE RATIO
 FLOORS=()
+ROUND_LOG=$TMP/rounds.log
+round_line() { echo "$*" | tee -a "$ROUND_LOG"; }
 for ((r = 1; r <= ROUNDS; r++)); do
   before=$(floor_now)
   FLOORS+=("$before")
-  echo "round=$r what=floor jobs_per_s=$before"
+  round_line "round=$r what=floor jobs_per_s=$before"
   for b in $BACKENDS; do
     "$Q" --db "${URL[$b]}" -q enqueue bench --from "$TMP/jobs.ndjson" >/dev/null
     start=$(now_ns)
@@ -119,19 +123,38 @@ for ((r = 1; r <= ROUNDS; r++)); do
     RATE[$b,$r]=$(jobs_per_s "$start" "$end")
     RATIO[$b,$r]=$(awk -v a="${RATE[$b,$r]}" -v f="$before" -v g="$after" \
                      'BEGIN { printf "%.2f", a / ((f + g) / 2) }')
-    echo "round=$r what=$b jobs_per_s=${RATE[$b,$r]} ratio_to_floor=${RATIO[$b,$r]}"
-    echo "round=$r what=floor jobs_per_s=$after"
+    round_line "round=$r what=$b jobs_per_s=${RATE[$b,$r]} ratio_to_floor=${RATIO[$b,$r]}"
+    round_line "round=$r what=floor jobs_per_s=$after"
     before=$after
   done
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-echo
 if [[ $FLOOR == spawn ]]; then floor_name="posix_spawn, $CONCURRENCY at a time"; else floor_name="xargs -P$CONCURRENCY"; fi
-echo "| \`work --concurrency $CONCURRENCY -- true\`, keep done $KEEP_DONE, median of $ROUNDS rounds of $N jobs | jobs/s | floor ($floor_name) jobs/s | ratio to the floor |"
-echo "|---|---:|---:|---:|"
-for b in $BACKENDS; do
-  rates=() ratios=()
-  for ((r = 1; r <= ROUNDS; r++)); do rates+=("${RATE[$b,$r]}"); ratios+=("${RATIO[$b,$r]}"); done
-  echo "| $b | $(median "${rates[@]}") | $(median "${FLOORS[@]}") | $(median "${ratios[@]}")x |"
-done
+table=$(
+  echo "| \`work --concurrency $CONCURRENCY -- true\`, keep done $KEEP_DONE, median of $ROUNDS rounds of $N jobs | jobs/s | floor ($floor_name) jobs/s | ratio to the floor |"
+  echo "|---|---:|---:|---:|"
+  for b in $BACKENDS; do
+    rates=() ratios=()
+    for ((r = 1; r <= ROUNDS; r++)); do rates+=("${RATE[$b,$r]}"); ratios+=("${RATIO[$b,$r]}"); done
+    echo "| $b | $(median "${rates[@]}") | $(median "${FLOORS[@]}") | $(median "${ratios[@]}")x |"
+  done
+)
+echo
+echo "$table"
+knobs="N=$N ROUNDS=$ROUNDS CONCURRENCY=$CONCURRENCY FLOOR=$FLOOR KEEP_DONE=$KEEP_DONE BACKENDS=\"$BACKENDS\""
+dirty=
+git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || dirty=" with uncommitted changes"
+cat >"$RESULTS" <<MD
+# queuectl work against the bare process spawn
+
+Command: \`$knobs bash bench/work.sh\`, binary $Q, commit $(git -C "$ROOT" rev-parse --short HEAD)$dirty, $(date -u +%Y-%m-%d).
+Each backend's ratio is to the mean of the floors measured just before and just after it.
+
+\`\`\`
+$(cat "$ROUND_LOG")
+\`\`\`
+
+$table
+MD
+say "wrote $RESULTS"
