@@ -218,7 +218,7 @@ TEST_CASE("Subprocess: starts while another thread holds the environment lock") 
 // ChildStack). Threads that start children at the same time must each have their own: two
 // children on one stack would overwrite each other's plan (argv, environment, descriptors)
 // before they exec, and run the wrong command, with the wrong output, or crash.
-TEST_CASE("Subprocess: threads starting commands at the same time each get their own") {
+TEST_CASE("Subprocess: threads starting commands at the same time each run their own command") {
   constexpr int kThreads = 4;
   constexpr int kEach = 40;
   std::vector<int> right(kThreads, 0);
