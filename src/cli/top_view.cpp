@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/display_text.hpp"
+#include "core/duration.hpp"
 #include "core/human_time.hpp"
 
 namespace queuectl {
@@ -35,6 +36,8 @@ std::string flags_of(const TopQueue& q) {
   if (q.strict_groups) flags += 'S';
   if (q.max_processing) flags += 'L';
   if (q.rate) flags += 'R';
+  if (q.retain_ms) flags += 'T';
+  if (!q.keep_done) flags += 'N';
   return flags.empty() ? "-" : flags;
 }
 
@@ -44,7 +47,7 @@ struct Column {
   std::size_t width;
 };
 constexpr Column kQueueColumns[] = {{"READY", 6},  {"SCHED", 6},  {"PROC", 7},   {"EXPIRED", 7},
-                                    {"FAILED", 6}, {"DONE/M", 6}, {"OLDEST", 6}, {"FLAGS", 5}};
+                                    {"FAILED", 6}, {"DONE/M", 6}, {"OLDEST", 6}, {"FLAGS", 6}};
 constexpr std::size_t kQueueMin = 8, kQueueMax = 64;
 
 std::size_t numbers_width() {
@@ -250,7 +253,7 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
     }
   }
 
-  std::string footer = "FLAGS: P paused, S strict, L concurrency limit, R rate limit";
+  std::string footer = "FLAGS P paused S strict L limit R rate T retain N keep-done off";
   if (info.keys) footer = "q quit  r refresh  " + footer;
   lines.push_back("");
   lines.push_back(cell(footer, width));
@@ -285,7 +288,10 @@ nlohmann::ordered_json top_json(const TopSnapshot& snap) {
              {"paused", q.paused},
              {"strict_groups", q.strict_groups},
              {"max_processing", q.max_processing ? json(*q.max_processing) : json()},
-             {"rate", q.rate ? json(*q.rate) : json()}});
+             {"rate", q.rate ? json(*q.rate) : json()},
+             {"retain",
+              q.retain_ms ? json(Duration(std::chrono::milliseconds(*q.retain_ms)).str()) : json()},
+             {"keep_done", q.keep_done}});
   doc["workers"] = json::array();
   for (const TopWorker& w : snap.workers)
     doc["workers"].push_back(json{{"worker", w.worker ? json(*w.worker) : json()},

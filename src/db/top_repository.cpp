@@ -68,9 +68,9 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     prepare_once(done, q.top.done_recently);
     for (bool got = done.execute(true); got; got = done.fetch())
       if (a > 0) entry(name).done_last_minute = a;
-    int paused = 0, strict = 0, rate_count = 0;
-    long long rate_period = 0;
-    soci::indicator rate_ind = soci::i_null, period_ind = soci::i_null;
+    int paused = 0, strict = 0, rate_count = 0, keep_done = 1;
+    long long rate_period = 0, retain_ms = 0;
+    soci::indicator rate_ind = soci::i_null, period_ind = soci::i_null, retain_ind = soci::i_null;
     soci::statement settings(s);
     settings.exchange(soci::into(name));
     settings.exchange(soci::into(paused));
@@ -78,6 +78,8 @@ TopSnapshot TopRepository::read(int workers, int failures) {
     settings.exchange(soci::into(c, c_ind));
     settings.exchange(soci::into(rate_count, rate_ind));
     settings.exchange(soci::into(rate_period, period_ind));
+    settings.exchange(soci::into(retain_ms, retain_ind));
+    settings.exchange(soci::into(keep_done));
     prepare_once(settings, q.top.queue_settings);
     for (bool got = settings.execute(true); got; got = settings.fetch()) {
       TopQueue& tq = entry(name);
@@ -86,6 +88,8 @@ TopSnapshot TopRepository::read(int workers, int failures) {
       if (c_ind != soci::i_null) tq.max_processing = c;
       if (rate_ind == soci::i_ok && period_ind == soci::i_ok)
         tq.rate = RateLimit{rate_count, rate_period, 1, false}.rate_text();
+      if (retain_ind == soci::i_ok) tq.retain_ms = retain_ms;
+      tq.keep_done = keep_done != 0;
     }
 
     std::string worker;

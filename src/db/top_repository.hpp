@@ -25,6 +25,8 @@ struct TopQueue {
   bool strict_groups = false;
   std::optional<std::int64_t> max_processing;  // the queue's concurrency limit, if any
   std::optional<std::string> rate;             // its rate limit ("20/s"), if any
+  std::optional<std::int64_t> retain_ms;       // its retention (queue --retain), if any
+  bool keep_done = true;                       // false: its acks delete (queue --keep-done off)
 };
 
 struct TopWorker {

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -165,6 +166,42 @@ TEST_CASE("cli: top --once -o json carries the frame's data") {
   RunResult nd = ok(fixture.url(), {"-o", "ndjson", "top", "--once"});
   CHECK(count_lines(nd.out) == 1);
   CHECK(parse(nd.out)["queues"].size() == 3);
+}
+
+TEST_CASE("cli: top flags a queue's rate, retention and keep-done off, in FLAGS and JSON") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "kept", "--retain", "7d"});
+  ok(url, {"queue", "lean", "--keep-done", "off"});
+  ok(url, {"queue", "all", "--rate", "5/s", "--retain", "2h", "--keep-done", "off"});
+  ok(url, {"queue", "plain", "--keep-done", "on"});  // the default: no flag, left out
+  enqueue(url, "plain");
+  RunResult r = ok(url, {"top", "--once"}, "", kNoColumns);
+  INFO(r.out);
+  check_fits(r.out, 80);
+  CHECK(queue_row(r.out, "kept") ==
+        std::vector<std::string>{"kept", "0", "0", "0", "0", "0", "0", "-", "T"});
+  CHECK(queue_row(r.out, "lean") ==
+        std::vector<std::string>{"lean", "0", "0", "0", "0", "0", "0", "-", "N"});
+  CHECK(queue_row(r.out, "all").back() == "RTN");
+  CHECK(queue_row(r.out, "plain").back() == "-");
+  CHECK(r.out.find("T retain N keep-done off") != std::string::npos);
+
+  json doc = parse(ok(url, {"-o", "json", "top", "--once"}).out);
+  std::map<std::string, json> by_name;
+  for (const json& q : doc["queues"]) by_name[q["queue"].get<std::string>()] = q;
+  REQUIRE(by_name.size() == 4);
+  CHECK(by_name["kept"]["retain"] == "7d");
+  CHECK(by_name["kept"]["keep_done"] == true);
+  CHECK(by_name["lean"]["retain"].is_null());
+  CHECK(by_name["lean"]["keep_done"] == false);
+  CHECK(by_name["all"]["rate"] == "5/s");
+  CHECK(by_name["all"]["retain"] == "2h");
+  CHECK(by_name["all"]["keep_done"] == false);
+  CHECK(by_name["plain"]["retain"].is_null());
+  CHECK(by_name["plain"]["keep_done"] == true);
+  // What `queue -o json` says of the same queue.
+  CHECK(ok_json(url, {"queue", "all"})["retain"] == by_name["all"]["retain"]);
 }
 
 TEST_CASE("cli: top escapes text from the table and fits the width it is given") {

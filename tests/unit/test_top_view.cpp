@@ -37,7 +37,10 @@ TopSnapshot sample() {
   emails.paused = true;
   emails.strict_groups = true;
   emails.max_processing = 10;
-  s.queues = {emails, queue("sms", 0)};
+  TopQueue sms = queue("sms", 0);
+  sms.retain_ms = 7LL * 24 * 3600 * 1000;
+  sms.keep_done = false;
+  s.queues = {emails, sms};
   s.workers = {{std::string("host-a:41"), 2, 0}, {std::nullopt, 1, 1}};
   TopFailure f;
   f.id = 42;
@@ -88,17 +91,18 @@ TEST_CASE("top_view: a frame of 80 columns: title, totals, queue rows, workers, 
   CHECK(lines[1] == "2 queues  ready 120  sched 3  proc 3  expired 1  failed 4  done/min 310");
   CHECK(find_line(lines, "QUEUE") ==
         "QUEUE     READY  SCHED    PROC EXPIRED FAILED DONE/M OLDEST FLAGS");
-  // PROC shows the limit; FLAGS paused, strict, limit.
+  // PROC shows the limit; FLAGS paused, strict, limit; retention and no done jobs kept.
   CHECK(find_line(lines, "emails") ==
         "emails      120      3    3/10       1      4    310   2m5s PSL");
-  CHECK(find_line(lines, "sms") == "sms           0      0       0       0      0      0      - -");
+  CHECK(find_line(lines, "sms") ==
+        "sms           0      0       0       0      0      0      - TN");
   CHECK(has_line(lines, "WORKER"));
   CHECK(find_line(lines, "host-a:41").find("      2       0") != std::string::npos);
   CHECK(find_line(lines, "-  ").size() > 0);  // a worker without a name
   CHECK(has_line(lines, "JOB QUEUE  FAILED   ERROR"));
   CHECK(find_line(lines, " 42 emails 3m ago   timeout after 30s") ==
         " 42 emails 3m ago   timeout after 30s");
-  CHECK(lines.back() == "FLAGS: P paused, S strict, L concurrency limit, R rate limit");
+  CHECK(lines.back() == "FLAGS P paused S strict L limit R rate T retain N keep-done off");
 }
 
 TEST_CASE("top_view: text from the table is escaped and cut, never passed to the terminal") {
@@ -165,6 +169,10 @@ TEST_CASE("top_view: top_json carries every number and null for what is unknown"
   CHECK(doc["queues"][0]["max_processing"] == 10);
   CHECK(doc["queues"][1]["max_processing"].is_null());
   CHECK(doc["queues"][1]["oldest_ready_age_seconds"].is_null());
+  CHECK(doc["queues"][0]["retain"].is_null());
+  CHECK(doc["queues"][0]["keep_done"] == true);
+  CHECK(doc["queues"][1]["retain"] == "7d");
+  CHECK(doc["queues"][1]["keep_done"] == false);
   CHECK(doc["workers"][1]["worker"].is_null());
   CHECK(doc["failures"][0]["error"] == "timeout after 30s");
 }

@@ -67,10 +67,10 @@ TopStatements make_top() {
   s.queue_settings = R"(
     SELECT queue, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END,
            CASE WHEN strict_groups = 1 THEN 1 ELSE 0 END, max_processing,
-           rate_count, rate_period_ms
+           rate_count, rate_period_ms, retain_ms, CASE WHEN keep_done = 1 THEN 1 ELSE 0 END
       FROM queuectl_queues
      WHERE paused_at IS NOT NULL OR strict_groups = 1 OR max_processing IS NOT NULL
-        OR rate_count IS NOT NULL)";
+        OR rate_count IS NOT NULL OR retain_ms IS NOT NULL OR keep_done = 0)";
   s.workers = R"(
     SELECT locked_by, COUNT(*), SUM(CASE WHEN lock_until < NOW(6) THEN 1 ELSE 0 END)
       FROM job_queue FORCE INDEX (ix_job_queue_lease)
