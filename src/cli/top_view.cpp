@@ -253,7 +253,7 @@ std::vector<std::string> render_top(const TopSnapshot& snap, const TopFrameInfo&
     }
   }
 
-  std::string footer = "FLAGS P paused S strict L limit R rate T retain N keep-done off";
+  std::string footer = "FLAGS P paused S strict L limit R rate T retain N acks delete";
   if (info.keys) footer = "q quit  r refresh  " + footer;
   lines.push_back("");
   lines.push_back(cell(footer, width));

@@ -185,7 +185,7 @@ TEST_CASE("cli: top flags a queue's rate, retention and keep-done off, in FLAGS 
         std::vector<std::string>{"lean", "0", "0", "0", "0", "0", "0", "-", "N"});
   CHECK(queue_row(r.out, "all").back() == "RTN");
   CHECK(queue_row(r.out, "plain").back() == "-");
-  CHECK(r.out.find("T retain N keep-done off") != std::string::npos);
+  CHECK(r.out.find("T retain N acks delete") != std::string::npos);
 
   json doc = parse(ok(url, {"-o", "json", "top", "--once"}).out);
   std::map<std::string, json> by_name;

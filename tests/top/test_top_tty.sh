@@ -86,7 +86,7 @@ run_top() {
     t resize-window -t top -x 60 -y 20
     wait_for '^q quit .*…$'
     t resize-window -t top -x 80 -y 24
-    wait_for '^q quit .*limit$'
+    wait_for '^q quit .*acks delete$'
   fi
   if [[ $how == TERM ]]; then
     local shell_pid top_pid

@@ -102,7 +102,7 @@ TEST_CASE("top_view: a frame of 80 columns: title, totals, queue rows, workers, 
   CHECK(has_line(lines, "JOB QUEUE  FAILED   ERROR"));
   CHECK(find_line(lines, " 42 emails 3m ago   timeout after 30s") ==
         " 42 emails 3m ago   timeout after 30s");
-  CHECK(lines.back() == "FLAGS P paused S strict L limit R rate T retain N keep-done off");
+  CHECK(lines.back() == "FLAGS P paused S strict L limit R rate T retain N acks delete");
 }
 
 TEST_CASE("top_view: text from the table is escaped and cut, never passed to the terminal") {
