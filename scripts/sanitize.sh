@@ -17,7 +17,7 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUEUECTL_SANITI
 cmake --build build-sanitize -j"$(nproc)"
 
 root=$(pwd -P)
-servers=$(mktemp -d /tmp/queuectl-servers-XXXXXX)
+servers=$(bash "$root/scripts/scratch-dir.sh" queuectl-servers)
 cleanup() {
   bash "$root/scripts/test-servers.sh" stop "$servers" >/dev/null 2>&1 || true
   rm -rf "$servers"

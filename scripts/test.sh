@@ -11,7 +11,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
 
 root=$(pwd -P)
-servers=$(mktemp -d /tmp/queuectl-servers-XXXXXX)
+servers=$(bash "$root/scripts/scratch-dir.sh" queuectl-servers)
 # By absolute path: the trap runs after `cd build` below.
 cleanup() {
   bash "$root/scripts/test-servers.sh" stop "$servers" >/dev/null 2>&1 || true
