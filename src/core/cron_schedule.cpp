@@ -52,7 +52,7 @@ constexpr date::days kSearchDays{9 * 366};
   throw UsageError(std::string(field.name) + ": " + problem);
 }
 
-std::string quoted(std::string_view text) {
+std::string in_quotes(std::string_view text) {
   return "\"" + std::string(text) + "\"";
 }
 
@@ -84,21 +84,21 @@ int value_of(const FieldSpec& field, std::string_view text) {
   for (int i = 0; i < field.name_count; ++i)
     if (same_letters(text, field.names[i])) return field.first_named + i;
   std::string kinds = field.names ? std::string(" or a ") + field.name_kind + " name" : "";
-  fail(field, quoted(text) + " is not a number" + kinds);
+  fail(field, in_quotes(text) + " is not a number" + kinds);
 }
 
 // One item of a list: `*`, `a`, `a-b`, each with an optional `/step`. Returns its values
 // as bits.
 std::uint64_t parse_item(const FieldSpec& field, std::string_view item, std::string_view whole) {
-  if (item.empty()) fail(field, "empty item in " + quoted(whole));
+  if (item.empty()) fail(field, "empty item in " + in_quotes(whole));
   std::size_t slash = item.find('/');
   std::string_view range = item.substr(0, slash);
   int step = 1;
   if (slash != std::string_view::npos) {
     std::string_view step_text = item.substr(slash + 1);
     if (step_text.find('/') != std::string_view::npos)
-      fail(field, quoted(item) + " has more than one step");
-    if (!all_digits(step_text)) fail(field, "step " + quoted(step_text) + " is not a number");
+      fail(field, in_quotes(item) + " has more than one step");
+    if (!all_digits(step_text)) fail(field, "step " + in_quotes(step_text) + " is not a number");
     int span = field.max - field.min + 1;
     step = step_text.size() > 9 ? span + 1 : std::stoi(std::string(step_text));
     if (step == 0) fail(field, "step 0 is not allowed");
@@ -109,7 +109,7 @@ std::uint64_t parse_item(const FieldSpec& field, std::string_view item, std::str
   int high = field.max;
   if (range != "*") {
     std::size_t dash = range.find('-');
-    if (dash == 0 || dash + 1 == range.size()) fail(field, quoted(range) + " is not a range");
+    if (dash == 0 || dash + 1 == range.size()) fail(field, in_quotes(range) + " is not a range");
     low = value_of(field, range.substr(0, dash));
     // `a/n` runs from a to the field's maximum; a lone `a` is just a.
     high = dash != std::string_view::npos    ? value_of(field, range.substr(dash + 1))
@@ -247,7 +247,7 @@ CronSchedule CronSchedule::parse(std::string_view text) {
   if (words[0].substr(0, 1) == "@") {
     std::optional<std::string_view> fields = macro_fields(words[0]);
     if (!fields)
-      throw UsageError("unknown schedule " + quoted(words[0]) +
+      throw UsageError("unknown schedule " + in_quotes(words[0]) +
                        "; expected @every DUR, @hourly, @daily, @midnight, @weekly, @monthly, "
                        "@yearly or @annually");
     if (words.size() != 1) throw UsageError(std::string(words[0]) + " takes nothing after it");
@@ -269,7 +269,7 @@ CronSchedule CronSchedule::parse(std::string_view text) {
       words[0].find('*') == std::string_view::npos && words[1].find('*') == std::string_view::npos;
   // With day-of-week `*` only the days count; rejecting Feb 30 here keeps next_after finite.
   if (!fields.day_star && fields.weekday_star && !some_day_exists(fields))
-    fail(kDay, quoted(words[2]) + " never occurs in month " + quoted(words[3]) +
+    fail(kDay, in_quotes(words[2]) + " never occurs in month " + in_quotes(words[3]) +
                    "; the schedule would never fire");
   return schedule;
 }
@@ -280,7 +280,7 @@ SysSeconds CronSchedule::next_after(SysSeconds previous_tick, const date::time_z
       zone ? zone->to_local(previous_tick) : local_seconds{previous_tick.time_since_epoch()};
   local_days last_day = date::floor<date::days>(local_previous) + kSearchDays;
   auto never = [&] {
-    return Error("schedule " + quoted(text_) + " has no fire time within 9 years");
+    return Error("schedule " + in_quotes(text_) + " has no fire time within 9 years");
   };
 
   if (fixed_time_) {
@@ -329,7 +329,7 @@ const date::time_zone* find_zone(std::string_view name) {
   try {
     return date::locate_zone(name);
   } catch (const std::runtime_error&) {
-    throw UsageError("unknown time zone " + quoted(name) +
+    throw UsageError("unknown time zone " + in_quotes(name) +
                      " (see /usr/share/zoneinfo or timedatectl list-timezones)");
   }
 }
