@@ -29,7 +29,7 @@ BATCH=20
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 failures=0
 
-work=$(bash "$root/scripts/scratch-dir.sh" qc-failover)
+work=$(mktemp -d /tmp/qc-failover-XXXXXX)
 chmod 755 "$work"  # the servers run as their own users (postgres, mysql)
 cluster=$work/cluster
 pids=()

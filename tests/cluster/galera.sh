@@ -24,7 +24,7 @@ LIMIT=200
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-work=$(bash "$root/scripts/scratch-dir.sh" qc-galera)
+work=$(mktemp -d /tmp/qc-galera-XXXXXX)
 chmod 755 "$work"  # the servers run as their own users (postgres, mysql)
 cluster=$work/cluster
 pids=()
