@@ -1,5 +1,5 @@
 // Test fixtures: the backend under test (from QUEUECTL_TEST_BACKEND) and an RAII
-// database that gives each test a fresh, migrated schema and drops it afterwards.
+// database that gives each test a fresh, migrated schema.
 #pragma once
 
 #include <memory>
@@ -27,8 +27,12 @@ bool through_pooler();
 // The server's own URL (QUEUECTL_TEST_PG_URL / QUEUECTL_TEST_MYSQL_URL), past any pooler.
 std::string direct_url();
 
-// A fresh schema: drops the queue tables, migrates, and drops them again at the end.
-// For SQLite, a new database file each time.
+// A fresh schema: empty queue tables, fully migrated, ids starting at 1. On a server, the
+// first case of a process drops the tables and migrates; later cases only empty the tables
+// (TRUNCATE) when the schema is exactly as that migration left it (a hash of its tables,
+// columns, constraints, indexes, triggers, functions, versions and, on PostgreSQL, planner
+// statistics), and drop and migrate again otherwise, e.g. after a case that altered the
+// table or ran ANALYZE. For SQLite, a new database file each time.
 class FreshDatabase {
  public:
   FreshDatabase();
