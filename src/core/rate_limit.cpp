@@ -22,7 +22,7 @@ std::optional<long long> whole_number(const std::string& text) {
   return n;
 }
 
-std::string shown(const std::string& text) {
+std::string rate_input_text(const std::string& text) {
   return text.substr(0, 32);
 }
 
@@ -37,7 +37,7 @@ RateLimit parse_rate(const std::string& text, const std::string& option) {
   const std::string usage = option +
                             " must be N/s, N/m or N/h with N a whole number from 1 to 1000000 "
                             "(none removes the limit), not '" +
-                            shown(text) + "'";
+                            rate_input_text(text) + "'";
   const std::size_t slash = text.find('/');
   if (slash == std::string::npos) throw UsageError(usage);
   const std::string number = text.substr(0, slash), unit = text.substr(slash + 1);
@@ -50,8 +50,9 @@ RateLimit parse_rate(const std::string& text, const std::string& option) {
   else if (unit == "h" || unit == "hour")
     period = 3600000;
   else
-    throw UsageError(option + ": '" + shown(unit) +
-                     "' is not a unit of time here (s, m or h), in '" + shown(text) + "'");
+    throw UsageError(option + ": '" + rate_input_text(unit) +
+                     "' is not a unit of time here (s, m or h), in '" + rate_input_text(text) +
+                     "'");
   const std::optional<long long> n = whole_number(number);
   if (!n) throw UsageError(usage);
   RateLimit r;
@@ -64,8 +65,8 @@ RateLimit parse_rate(const std::string& text, const std::string& option) {
 int parse_burst(const std::string& text, const std::string& option) {
   const std::optional<long long> n = whole_number(text);
   if (!n)
-    throw UsageError(option + " must be a whole number from 1 to 1000000, not '" + shown(text) +
-                     "'");
+    throw UsageError(option + " must be a whole number from 1 to 1000000, not '" +
+                     rate_input_text(text) + "'");
   return static_cast<int>(*n);
 }
 

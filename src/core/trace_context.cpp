@@ -20,7 +20,7 @@ bool all_zeros(std::string_view s) {
 }
 
 // Shown in a warning: at most 60 characters, control characters as '?'.
-std::string shown(std::string_view value) {
+std::string warning_text(std::string_view value) {
   std::string out;
   for (char c : value.substr(0, 60)) out += (c < 0x20 || c == 0x7f) ? '?' : c;
   if (value.size() > 60) out += "...";
@@ -90,7 +90,7 @@ TraceContext trace_context(const char* traceparent, const char* tracestate) {
   }
   const std::string_view parent = traceparent;
   if (!is_traceparent(parent)) {
-    out.warning = "TRACEPARENT '" + shown(parent) +
+    out.warning = "TRACEPARENT '" + warning_text(parent) +
                   "' is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>): the job is "
                   "stored without trace context";
     return out;
@@ -100,7 +100,7 @@ TraceContext trace_context(const char* traceparent, const char* tracestate) {
     if (is_tracestate(tracestate))
       out.state = std::string(tracestate);
     else
-      out.warning = "TRACESTATE '" + shown(tracestate) +
+      out.warning = "TRACESTATE '" + warning_text(tracestate) +
                     "' is not a W3C tracestate (key=value,...; at most 512 characters): the "
                     "job keeps TRACEPARENT without it";
   }

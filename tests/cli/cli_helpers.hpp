@@ -364,6 +364,23 @@ class TempDir {
   std::string path_;
 };
 
+// The database's clock, `seconds` from now, as SQL of the backend under test (for rows
+// written the way an application would, past queuectl).
+inline std::string now_plus(int seconds) {
+  const std::string n = std::to_string(seconds);
+  switch (backend_under_test()) {
+    case Backend::mysql:
+      return "NOW(6) + INTERVAL " + n + " SECOND";
+    case Backend::postgresql:
+      return "now() + interval '" + n + " seconds'";
+    default:
+      return "strftime('%Y-%m-%d %H:%M:%f', 'now', '" + (seconds < 0 ? n : "+" + n) + " seconds')";
+  }
+}
+inline std::string now_sql() {
+  return now_plus(0);
+}
+
 // Drops the queue tables so that the fixture's database looks never migrated.
 inline void drop_schema(FreshDatabase& fixture) {
   for (const char* table : {"job_queue", "queuectl_queues", "queuectl_locks", "queuectl_rate_keys",

@@ -11,22 +11,6 @@ namespace queuectl::testing::cli {
 
 namespace {
 
-// The database's clock, `seconds` from now, in the application's own SQL.
-std::string now_plus(int seconds) {
-  const std::string n = std::to_string(seconds);
-  switch (backend_under_test()) {
-    case Backend::mysql:
-      return "NOW(6) + INTERVAL " + n + " SECOND";
-    case Backend::postgresql:
-      return "now() + interval '" + n + " seconds'";
-    default:
-      return "strftime('%Y-%m-%d %H:%M:%f', 'now', '" + (seconds < 0 ? n : "+" + n) + " seconds')";
-  }
-}
-std::string now_sql() {
-  return now_plus(0);
-}
-
 // A connection of the application's, with its session in `zone` (an offset such as
 // "+09:00"; servers only: SQLite has no session time zone).
 std::unique_ptr<Database> app_session(FreshDatabase& fixture, const std::string& zone = "") {

@@ -12,18 +12,6 @@ namespace queuectl::testing::cli {
 
 namespace {
 
-// The database clock as an SQL expression of the backend under test.
-std::string now_sql() {
-  switch (backend_under_test()) {
-    case Backend::postgresql:
-      return "now()";
-    case Backend::mysql:
-      return "NOW(6)";
-    default:
-      return "strftime('%Y-%m-%d %H:%M:%f', 'now')";
-  }
-}
-
 // An application's claim of one job as the first article writes it (status only), or
 // with its worker and start (`with_holder`), but never a lease. Returns the id.
 std::int64_t claim_without_lease(Database& app, std::int64_t id, bool with_holder) {

@@ -258,4 +258,11 @@ inline std::string query_text(Database& db, const std::string& sql) {
   return out;
 }
 
+// Fresh planner statistics for the queue's table (SQLite: for the whole database).
+inline void analyze(Database& db) {
+  if (is_postgresql()) exec(db, "ANALYZE job_queue");
+  if (is_sqlite()) exec(db, "ANALYZE");
+  if (is_mysql()) query_text(db, "ANALYZE TABLE job_queue");
+}
+
 }  // namespace queuectl::testing::contract

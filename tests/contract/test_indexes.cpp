@@ -80,13 +80,6 @@ Plan explain(Database& db, const std::string& sql) {
   return explain(db, sql, [](soci::statement&) {});
 }
 
-// Fresh statistics, so that the plans see the table as it is.
-void analyze(Database& db) {
-  if (is_postgresql()) exec(db, "ANALYZE job_queue");
-  if (is_sqlite()) exec(db, "ANALYZE");
-  if (is_mysql()) query_text(db, "ANALYZE TABLE job_queue");
-}
-
 // EXPLAIN of the dialect's own claim of queue 'q' (its locking pick where the claim is
 // two statements; `ungrouped`: the pick, or on PostgreSQL the claim, without the group
 // checks), with bound values.

@@ -48,12 +48,6 @@ std::string key_sql(const std::string& prefix, const std::string& number) {
   return "'" + prefix + "' || " + number;
 }
 
-void analyze(Database& db) {
-  if (is_postgresql()) exec(db, "ANALYZE job_queue");
-  if (is_sqlite()) exec(db, "ANALYZE");
-  if (is_mysql()) query_text(db, "ANALYZE TABLE job_queue");
-}
-
 // The planner's estimate of the entries in `index` (the premise of a stale-statistics test).
 long long estimated_entries(Database& db, const std::string& index) {
   long long entries = -1;

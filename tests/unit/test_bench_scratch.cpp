@@ -17,15 +17,12 @@ using queuectl::ClaimPickThenMark;
 using queuectl::ClaimReturning;
 using queuectl::make_dialect;
 using queuectl::Statements;
+using queuectl::test::contains;
 using queuectl::test::usage_error_of;
 namespace bench = queuectl::bench;
 using bench::Strategy;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
 
 // The claim's statements: the one statement and its locking pick, or every step.
 std::vector<std::string> claim_texts(const Statements& s) {

@@ -24,14 +24,11 @@
 using queuectl::DbUrl;
 using queuectl::Dialect;
 using queuectl::resolve_db_url;
+using queuectl::test::contains;
 using queuectl::test::ScopedEnv;
 using queuectl::test::usage_error_of;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // A temporary folder, removed with what it holds at the end of the test.
 class TempFolder {

@@ -10,14 +10,11 @@
 
 using queuectl::Backend;
 using queuectl::DbUrl;
+using queuectl::test::contains;
 using queuectl::test::ScopedEnv;
 using queuectl::test::usage_error_of;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // A temporary file holding `content`, removed at the end of the test.
 class TempFile {

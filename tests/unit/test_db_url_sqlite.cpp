@@ -8,14 +8,11 @@
 
 using queuectl::Backend;
 using queuectl::DbUrl;
+using queuectl::test::contains;
 using queuectl::test::ScopedEnv;
 using queuectl::test::usage_error_of;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 std::string refusal(const std::string& url) {
   return usage_error_of([&] { DbUrl::parse(url); });

@@ -10,14 +10,11 @@
 
 using queuectl::DbUrl;
 using queuectl::resolve_db_url;
+using queuectl::test::contains;
 using queuectl::test::ScopedEnv;
 using queuectl::test::usage_error_of;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 void rejects(const std::string& url, const std::string& needle) {
   CAPTURE(url);

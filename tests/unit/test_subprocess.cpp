@@ -21,14 +21,12 @@
 
 #include "core/errors.hpp"
 #include "core/subprocess.hpp"
+#include "unit_helpers.hpp"
 
 using queuectl::Subprocess;
+using queuectl::test::contains;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 std::unique_ptr<Subprocess> start(std::vector<std::string> argv, bool capture = false,
                                   std::string input = "") {

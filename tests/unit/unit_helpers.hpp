@@ -1,5 +1,5 @@
-// Small helpers shared by the unit tests: expecting a UsageError, and setting an
-// environment variable for the length of one test.
+// Small helpers shared by the unit tests: a substring test, expecting a UsageError, and
+// setting an environment variable for the length of one test.
 #pragma once
 
 #include <cstdlib>
@@ -11,6 +11,10 @@
 #include "core/errors.hpp"
 
 namespace queuectl::test {
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // Runs `f`, which must throw UsageError (exit code 2); returns the error's message.
 template <class F>
