@@ -78,9 +78,11 @@ RaceStarts race_starts(FreshDatabase& fixture, const std::string& queue, int ms)
   REQUIRE(!tokens.empty());
   std::nth_element(tokens.begin(), tokens.begin() + tokens.size() / 2, tokens.end());
   r.median_tokens = tokens[tokens.size() / 2];
-  const std::vector<Start> s = starts(url, queue);
+  // Stopped before the starts are read: paging through the jobs while the workers still
+  // claimed chased their newest starts for as long as each page found more.
   for (int pid : workers) kill(pid, SIGTERM);
   for (int pid : workers) CHECK(wait_child(cleanup, pid) == 0);
+  const std::vector<Start> s = starts(url, queue);
   for (const Start& x : s)
     if (x.at_us <= r.stop_us) r.at_us.push_back(x.at_us);
   std::sort(r.at_us.begin(), r.at_us.end());
@@ -308,9 +310,9 @@ TEST_CASE("slow: rate race per key: one key with 90% of the backlog holds back n
                                      dir.path() + "/w" + std::to_string(i) + ".log")));
   sleep_ms(12000);
   const std::int64_t stop_us = db_now_us(fixture);
-  std::vector<Start> s = starts(url, "keyed");
   for (int pid : workers) kill(pid, SIGTERM);
   for (int pid : workers) CHECK(wait_child(cleanup, pid) == 0);
+  std::vector<Start> s = starts(url, "keyed");
   std::map<std::string, std::vector<std::int64_t>> by_key;
   std::int64_t first = stop_us;
   for (const Start& x : s) {
