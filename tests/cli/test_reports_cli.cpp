@@ -306,14 +306,21 @@ TEST_CASE(
   // A daemon that leaves the group with descriptor 3 open: the job ends with its command.
   enqueue(url, "daemon");
   const std::string started = dir.path() + "/daemon";
+  // The command ends only once the daemon runs: ended sooner, its worker could stop the
+  // daemon before it left the group, and there would be no daemon holding descriptor 3.
   const std::string daemon = "echo 'progress 5' >&3; setsid sh -c 'echo $$ > \"" + started +
-                             "\"; exec sleep 30' >/dev/null 2>&1 </dev/null & exit 0";
-  // (Under `timeout`: a job held by the daemon would hold the worker for ever.)
+                             ".tmp\"; mv \"" + started + ".tmp\" \"" + started +
+                             "\"; exec sleep 300' >/dev/null 2>&1 </dev/null & "
+                             "while [ ! -e \"" +
+                             started + "\" ]; do sleep 0.01; done; exit 0";
+  // (Under `timeout`, shorter than the daemon's life: a job held by the daemon would hold the
+  // worker until `timeout` ends it, exit 124.)
   RunResult d = run_process({"timeout", "60", QUEUECTL_BINARY, "--db", url, "-o", "json", "work",
                              "daemon", "--drain", "--max-jobs", "1", "--", "sh", "-c", daemon});
   INFO(dump(d));
   const int pid = read_pid(started);
   if (pid > 0) kill(pid, SIGKILL);
+  CHECK_MESSAGE(pid > 0, "the daemon never ran: the case tested nothing");
   REQUIRE(d.exit_code == 0);
   CHECK(parse(d.out)["done"] == 1);
 }
