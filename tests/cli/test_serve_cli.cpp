@@ -374,7 +374,12 @@ TEST_CASE("serve: a client that trickles its request is cut off after --request-
       }
       close(fd);
     });
-  sleep_ms(500);  // the tricklers hold both threads, and one more waits its turn
+  // The tricklers hold both threads, and one more waits its turn. The probe comes 1.5 s in:
+  // a connection's deadline counts from its accept, its wait for a thread included, so a
+  // probe sent at once would have to be answered within about half a second of the
+  // tricklers' cut-off (the watcher looks every 500 ms), and on a loaded CI machine once
+  // was not.
+  sleep_ms(1500);
   httplib::Client probe(serve.url());
   probe.set_read_timeout(15, 0);
   auto res = probe.Get("/api/session");
