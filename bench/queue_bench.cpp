@@ -1,10 +1,11 @@
 // queue_bench: throughput and latency figures for queuectl's repository, measured with the
 // real code paths (JobRepository, Database, Migrator) against a real database.
 //
-//   queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats] [--reset-only]
-//               [--workers 1,2,4] [--batches 1,100] [--jobs-b1 3000] [--jobs-b100 20000]
-//               [--jobs N] [--done 1000000] [--ready 1000] [--runs 20] [--queues 10]
-//               [--max-processing N] [--rate N] [--bare] [--keep-done on|off]
+//   queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats]
+//               [--reset-only | --keep-schema] [--workers 1,2,4] [--batches 1,100]
+//               [--jobs-b1 3000] [--jobs-b100 20000] [--jobs N] [--done 1000000]
+//               [--ready 1000] [--runs 20] [--queues 10] [--max-processing N] [--rate N]
+//               [--bare] [--keep-done on|off]
 //   queue_bench --db URL --print-claim-sql
 //
 // --claim   claim+ack throughput: for each batch size B and worker count W, the queue is
@@ -29,6 +30,9 @@
 //           spread over --queues queues, after ANALYZE (VACUUM ANALYZE on PostgreSQL).
 // --reset-only  drop the tables and migrate, nothing else (run.sh uses it before timing
 //           `queuectl enqueue --from`).
+// --keep-schema  skip the drop and the migration: the tables are used as they are (made by
+//           an earlier --reset-only, then changed by hand to measure what one index or
+//           trigger costs: bench/ack_parts.sh). The schema must be at the current version.
 // With neither --claim nor --stats nor --reset-only, both figures are measured.
 // --print-claim-sql  print the dialect's claim statement for the URL's backend (with its
 //           :name placeholders) and exit, touching no table: run.sh hands it to pgbench.
@@ -84,6 +88,7 @@ struct Options {
   bool claim = false;
   bool stats = false;
   bool reset_only = false;
+  bool keep_schema = false;  // --keep-schema: no drop and migrate first
   std::vector<int> workers{1, 2, 4};
   std::vector<int> batches{1, 100};
   long long jobs_b1 = 3000;
@@ -104,10 +109,10 @@ struct Options {
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "queue_bench: " << why << "\n"
             << "usage: queue_bench --db URL [--i-know-this-drops-tables] [--claim] [--stats]\n"
-               "                   [--reset-only] [--workers 1,2,4] [--batches 1,100]\n"
-               "                   [--jobs-b1 N] [--jobs-b100 N] [--jobs N] [--done N]\n"
-               "                   [--ready N] [--runs N] [--queues N] [--max-processing N]\n"
-               "                   [--rate N] [--bare] [--keep-done on|off]\n";
+               "                   [--reset-only | --keep-schema] [--workers 1,2,4]\n"
+               "                   [--batches 1,100] [--jobs-b1 N] [--jobs-b100 N] [--jobs N]\n"
+               "                   [--done N] [--ready N] [--runs N] [--queues N]\n"
+               "                   [--max-processing N] [--rate N] [--bare] [--keep-done on|off]\n";
   std::exit(2);
 }
 
@@ -146,6 +151,8 @@ Options parse_args(int argc, char** argv) {
       o.stats = true;
     else if (a == "--reset-only")
       o.reset_only = true;
+    else if (a == "--keep-schema")
+      o.keep_schema = true;
     else if (a == "--workers")
       o.workers = parse_list(value(), a);
     else if (a == "--batches")
@@ -186,6 +193,7 @@ Options parse_args(int argc, char** argv) {
     if (env) o.db = env;
   }
   if (o.db.empty()) usage("--db URL is required");
+  if (o.reset_only && o.keep_schema) usage("--reset-only and --keep-schema contradict each other");
   if (!o.claim && !o.stats && !o.reset_only) o.claim = o.stats = true;
   return o;
 }
@@ -638,7 +646,10 @@ int main(int argc, char** argv) {
     const std::string backend = backend_text(url);
     if (o.bare && (url.backend == Backend::sqlite || !o.claim || o.stats))
       usage("--bare measures --claim alone, on PostgreSQL or MySQL/MariaDB");
-    {
+    if (o.keep_schema) {
+      Database db(url);
+      Migrator(db).require_current();
+    } else {
       Database db(url);
       note("resetting the schema on " + url.redacted());
       drop_and_migrate(db);
