@@ -27,12 +27,13 @@ void cancel_matching(Context& ctx, const CancelOptions& o) {
   ListFilter f;
   validate_queue_name(o.queue);
   f.queue = o.queue;
+  const std::string taken = "cancel takes --status ready, waiting, failed or processing";
   apply_job_filter(
-      JobFilterText{o.status.empty() ? "ready,waiting,failed" : o.status, o.group, o.error}, f);
+      JobFilterText{o.status.empty() ? "ready,waiting,failed" : o.status, o.group, o.error, taken},
+      f);
   for (Status s : f.statuses) {
     if (s == Status::done || s == Status::canceled)
-      throw UsageError("cancel takes --status ready, waiting, failed or processing, not " +
-                       std::string(status_name(s)));
+      throw UsageError(taken + ", not " + std::string(status_name(s)));
     if (s == Status::processing && !o.force)
       throw UsageError("--status processing needs --force (their workers' ack then exits 3)");
   }

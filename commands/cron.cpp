@@ -118,7 +118,14 @@ ScheduleDefinition definition_from_line(const std::string& line, std::size_t max
   if (!has_name) throw UsageError("\"name\" is missing");
   if (!has_schedule) throw UsageError("\"schedule\" is missing");
   if (!has_queue) throw UsageError("\"queue\" is missing");
-  return definition(o, max_payload);
+  try {
+    return definition(o, max_payload);
+  } catch (const UsageError& e) {
+    // The checks are `cron add`'s: their messages name options, the line has keys.
+    throw UsageError(
+        with_line_keys(e.what(), {"tz", "misfire", "misfire_limit", "misfire_after", "overlap",
+                                  "priority", "max_attempts", "group_key"}));
+  }
 }
 
 // A `cron apply` file: one JSON object a line; blank lines and lines starting with # are

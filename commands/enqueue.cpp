@@ -185,7 +185,11 @@ NewJobAfter job_from_line(const std::string& line, std::size_t number, const Enq
     if (one.queue.empty()) throw UsageError("no \"queue\" (give one per line, or QUEUE)");
     return job_from_options(one, max_payload);
   } catch (const UsageError& e) {
-    throw UsageError(where + e.what());
+    // The checks are the command line's: their messages name options, the line has keys.
+    throw UsageError(
+        where + with_line_keys(e.what(), {"priority", "delay", "run_at", "max_attempts",
+                                          "dedupe_key", "group_key", "after", "on_parent_failure",
+                                          "traceparent", "tracestate", "batch"}));
   }
 }
 
@@ -222,6 +226,12 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
   if (o.dedupe_key_given)
     throw UsageError(
         "--dedupe-key and --from exclude each other (give \"dedupe_key\" on each line)");
+  // It prints counts, not jobs: --field would print nothing, and a script would take that for
+  // no ids.
+  if (!ctx.options.fields.empty())
+    throw UsageError(
+        "--field picks fields of jobs, and `enqueue --from` prints only counts: use -o json "
+        "for them");
   // The defaults are checked once, before any line, so that their errors name the option.
   {
     if (!o.run_at.empty()) {
@@ -265,6 +275,7 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
   }
   Output out = object_view({{"enqueued", r.enqueued}, {"duplicates", r.duplicates}});
   out.table.reset();
+  out.report = true;  // counts of what was done: -q prints none of it
   out.lines.push_back(
       "enqueued " + std::to_string(r.enqueued) + " job(s)" +
       (r.duplicates ? ", skipped " + std::to_string(r.duplicates) + " duplicate(s) by dedupe key"

@@ -34,7 +34,7 @@ Output run_list(Context& ctx, const ListOptions& o) {
     validate_queue_name(o.queue);
     f.queue = o.queue;
   }
-  apply_job_filter(JobFilterText{o.status, o.group, o.error}, f);
+  apply_job_filter(JobFilterText{o.status, o.group, o.error, ""}, f);
   validate_positive(o.limit, "--limit");
   if (o.limit > 100000) throw UsageError("--limit " + std::to_string(o.limit) + " is over 100000");
   f.limit = o.limit;

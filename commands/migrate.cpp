@@ -48,6 +48,8 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
              ctx.db().url().redacted());
   Output out = migrations_view(applied, true);
   out.report = true;
+  // Nothing applied: no table, rather than its header over no rows (stderr said why).
+  if (applied.empty()) out.table.reset();
   return out;
 }
 

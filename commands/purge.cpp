@@ -11,6 +11,8 @@
 namespace queuectl {
 namespace {
 
+constexpr const char* kPurgeTakes = "purge takes --status done, failed or canceled";
+
 struct PurgeOptions {
   std::string queue;
   std::string older_than;
@@ -30,11 +32,10 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
   if (f.older_than.ms() < 0) throw UsageError("--older-than must not be negative");
   f.statuses = o.status.empty()
                    ? std::vector<Status>{Status::done, Status::failed, Status::canceled}
-                   : parse_status_list(o.status);
+                   : parse_status_list(o.status, kPurgeTakes);
   for (Status s : f.statuses)
     if (s == Status::ready || s == Status::processing)
-      throw UsageError("purge deletes only done, failed or canceled jobs, not " +
-                       std::string(status_name(s)));
+      throw UsageError(std::string(kPurgeTakes) + ", not " + std::string(status_name(s)));
   validate_positive(o.batch, "--batch");
   // Each id of a batch is one bound value, and PostgreSQL takes at most 65535 of them.
   if (o.batch > 10000) throw UsageError("--batch " + std::to_string(o.batch) + " is over 10000");

@@ -149,6 +149,7 @@ Output run_queue(Context& ctx, const QueueOptions& o) {
     std::string line = "queue " + o.queue + ":";
     for (std::size_t i = 0; i < changed.size(); ++i) line += (i ? ", " : " ") + changed[i];
     out.lines.push_back(line);
+    out.report = true;  // what was changed: -q prints none of it
   }
   return out;
 }

@@ -40,12 +40,12 @@ void run_retry(Context& ctx, const RetryOptions& o) {
     FinishedFilter f;
     validate_queue_name(o.queue);
     f.queue = o.queue;
+    const std::string taken = "retry takes --status failed or canceled";
     f.statuses =
-        o.status.empty() ? std::vector<Status>{Status::failed} : parse_status_list(o.status);
+        o.status.empty() ? std::vector<Status>{Status::failed} : parse_status_list(o.status, taken);
     for (Status s : f.statuses)
       if (s != Status::failed && s != Status::canceled)
-        throw UsageError("retry takes --status failed or canceled, not " +
-                         std::string(status_name(s)));
+        throw UsageError(taken + ", not " + std::string(status_name(s)));
     f.older_than =
         o.older_than.empty() ? Duration() : Duration::parse(o.older_than, "--older-than");
     if (f.older_than.ms() < 0) throw UsageError("--older-than must not be negative");
@@ -56,8 +56,8 @@ void run_retry(Context& ctx, const RetryOptions& o) {
         throw UsageError("--older-than does not go with --group-key or --error yet");
       ListFilter matching;
       matching.queue = o.queue;
-      apply_job_filter(JobFilterText{o.status.empty() ? "failed" : o.status, o.group, o.error},
-                       matching);
+      apply_job_filter(
+          JobFilterText{o.status.empty() ? "failed" : o.status, o.group, o.error, taken}, matching);
       AdminRepository admin(ctx.migrated_db());
       const IdOutcome outcome =
           change_matching(ctx, matching, 1000, "retried",

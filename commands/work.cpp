@@ -14,7 +14,8 @@ struct WorkCliOptions {
   std::string queue;
   std::vector<std::string> command;
   int concurrency = 1;
-  int batch = 0;
+  int batch = 0;  // 0: the default (only when --batch is not given)
+  bool batch_given = false;
   std::string lease, timeout, grace, worker, poll_interval;
   long long max_jobs = 0;  // 0: no limit (only when --max-jobs is not given)
   bool max_jobs_given = false;
@@ -36,7 +37,7 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   if (c.concurrency > 256)
     throw UsageError("--concurrency " + std::to_string(c.concurrency) + " is over 256");
   o.concurrency = c.concurrency;
-  if (c.batch != 0) validate_positive(c.batch, "--batch");
+  if (c.batch_given) validate_positive(c.batch, "--batch");
   o.batch = c.batch;
   o.lease = duration_option(c.lease, "--lease", Duration::seconds(30));
   if (o.lease.ms() < 300) throw UsageError("--lease must be at least 300ms");
@@ -95,9 +96,9 @@ void setup_work(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("work", "Run a command once per job, as a queue worker");
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
   sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1)");
-  sub->add_option("--batch", o->batch,
-                  "Jobs per claim at most (default: the free slots, plus up to twice "
-                  "--concurrency claimed ahead once jobs run short)");
+  auto* batch = sub->add_option("--batch", o->batch,
+                                "Jobs per claim at most (default: the free slots, plus up to twice "
+                                "--concurrency claimed ahead once jobs run short)");
   sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)")
       ->type_name("DUR");
   sub->add_option("--timeout", o->timeout,
@@ -145,7 +146,8 @@ void setup_work(CLI::App& app, Context& ctx) {
       "  queuectl work emails -- ./send-email.sh\n"
       "  queuectl work outbox --concurrency 4 --timeout 2m -- ./publish.sh\n"
       "  queuectl work reports --drain --max-jobs 100 -- python3 report.py");
-  sub->callback([&ctx, o, max_jobs] {
+  sub->callback([&ctx, o, batch, max_jobs] {
+    o->batch_given = batch->count() > 0;
     o->max_jobs_given = max_jobs->count() > 0;
     run_work(ctx, *o);
   });

@@ -1,5 +1,7 @@
 #include "cli/app.hpp"
 
+#include <cctype>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -35,6 +37,17 @@ constexpr const char* kFooter =
 
 // CLI11's message for a parse error, said for people: which option or argument, what was
 // wrong with it, and the help to read (the command's own when one was given).
+// The command given and its subcommand, if it has one given: `cron add` is {cron, add}.
+std::vector<const CLI::App*> given_commands(const CLI::App& app) {
+  std::vector<const CLI::App*> chain;
+  for (const CLI::App* at = &app;;) {
+    const auto chosen = at->get_subcommands();
+    if (chosen.empty()) return chain;
+    at = chosen.front();
+    chain.push_back(at);
+  }
+}
+
 // The long options a command takes, its own and the global ones ("--priority", ...).
 std::vector<std::string> long_options(const CLI::App& app) {
   std::vector<std::string> names;
@@ -43,7 +56,7 @@ std::vector<std::string> long_options(const CLI::App& app) {
       for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
   };
   add(&app);
-  for (const CLI::App* sub : app.get_subcommands()) add(sub);
+  for (const CLI::App* sub : given_commands(app)) add(sub);
   return names;
 }
 
@@ -55,14 +68,53 @@ std::string option_hint(const CLI::App& app, const std::string& given) {
   return "";
 }
 
+// The options CLI11 converts to integers: those of its own type names for integers, and of
+// the names queuectl's commands give them, except the few whose text queuectl reads itself
+// (with their ranges in their messages).
+bool holds_whole_number(const CLI::Option& opt) {
+  static const std::set<std::string> names = {"INT", "UINT", "N", "ID", "CODE", "BYTES"};
+  static const std::set<std::string> read_by_queuectl = {"max-processing", "burst", "progress"};
+  const std::string type = opt.get_type_name();
+  if (!names.count(type.substr(0, type.find(':')))) return false;
+  for (const std::string& name : opt.get_lnames())
+    if (read_by_queuectl.count(name)) return false;
+  return true;
+}
+
+// CLI11 reads an integer as C does (strtoll with base 0): 010 is eight, 0x10 sixteen and
+// `true` one. A number on queuectl's command line is decimal everywhere, as the options that
+// queuectl parses itself read it: leading zeros are dropped (010 is ten), and anything but
+// an optional sign and digits is refused by name.
+std::string decimal_whole_number(std::string& value) {
+  std::size_t digits = value.empty() || (value[0] != '-' && value[0] != '+') ? 0 : 1;
+  const std::string sign = digits && value[0] == '-' ? "-" : "";
+  if (value.size() == digits || value.find_first_not_of("0123456789", digits) != std::string::npos)
+    return "'" + value + "' is not a whole number" +
+           (value.size() > digits && std::isdigit(static_cast<unsigned char>(value[digits]))
+                ? " (write it in decimal digits)"
+                : "");
+  const std::size_t first = value.find_first_not_of('0', digits);
+  value = first == std::string::npos ? "0" : sign + value.substr(first);
+  return "";
+}
+
+// Every whole-number option of `app` and its subcommands, at any depth, reads decimal.
+void read_numbers_as_decimal(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options())
+    if (holds_whole_number(*opt)) opt->transform(CLI::Validator(decimal_whole_number, ""));
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    read_numbers_as_decimal(*sub);
+}
+
 std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
   std::string what = e.what();
   const std::string convert = "Could not convert: ";
-  if (what.rfind(convert, 0) == 0) {  // "Could not convert: --limit = abc"
+  if (what.rfind(convert, 0) == 0) {  // "Could not convert: --limit = 99999999999"
+    // The value is decimal digits by then (read_numbers_as_decimal): too large a number.
     const std::string rest = what.substr(convert.size());
     const std::size_t eq = rest.find(" = ");
     if (eq != std::string::npos)
-      what = rest.substr(0, eq) + ": '" + rest.substr(eq + 3) + "' is not a whole number";
+      what = rest.substr(0, eq) + ": '" + rest.substr(eq + 3) + "' is out of range";
   }
   const std::string unexpected = "The following argument was not expected: ";
   const std::string unexpected_many = "The following arguments were not expected: ";
@@ -101,9 +153,10 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
   }
   if (what.size() > 12 && what.compare(what.size() - 12, 12, " is required") == 0)
     what = what.substr(0, what.size() - 12) + " is missing";
-  std::string help = "queuectl --help";
-  const auto chosen = app.get_subcommands();
-  if (!chosen.empty()) help = "queuectl " + chosen.front()->get_name() + " --help";
+  // The help of the command given, down to its subcommand (`queuectl cron add --help`).
+  std::string help = "queuectl";
+  for (const CLI::App* cmd : given_commands(app)) help += " " + cmd->get_name();
+  help += " --help";
   return "queuectl: error: " + what + " (see " + help + ")";
 }
 
@@ -146,6 +199,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* l
       ->type_name("BYTES")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1073741824}));
   register_commands(app, ctx);
+  read_numbers_as_decimal(app);
   // --field picks fields of jobs: a command that prints no jobs (stats, groups, a report of
   // ids) is refused before it runs, rather than printing blank lines with exit 0.
   app.parse_complete_callback([&app, &ctx] {
@@ -169,8 +223,13 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* l
     out << "queuectl " << QUEUECTL_VERSION << "\n";
     return 0;
   }
+  const auto started = std::chrono::steady_clock::now();
   try {
     app.parse(argc, argv);
+    // -v: what the command took in all (each connection and the schema check are said as
+    // they happen).
+    if (const auto given = app.get_subcommands(); !given.empty())
+      ctx.debug(given.front()->get_name() + " took " + elapsed_ms(started));
     return 0;
   } catch (const CLI::CallForHelp& e) {
     out << app.help();

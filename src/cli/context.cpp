@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "db/dialects/pg_notices.hpp"
@@ -21,16 +24,29 @@ Database& Context::db(CreateFile create) {
     // -q silences diagnostics, a PostgreSQL server's notices among them. Set before the
     // first connection: connections deliver notices on their own threads.
     if (options.quiet) set_server_notice_log([](const std::string&) {});
-    db_ = std::make_unique<Database>(url(), create, access);
+    const DbUrl where = url();
+    const auto started = std::chrono::steady_clock::now();
+    db_ = std::make_unique<Database>(where, create, access);
+    debug("connected to " + where.redacted() + " in " + elapsed_ms(started));
   }
   return *db_;
+}
+
+std::string elapsed_ms(std::chrono::steady_clock::time_point since) {
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", ms);
+  return text;
 }
 
 Database& Context::migrated_db() {
   Database& database = db();
   if (!schema_checked_ && !lent_) {
+    const auto started = std::chrono::steady_clock::now();
     Migrator(database).require_current();
     schema_checked_ = true;
+    debug("the schema is current (checked in " + elapsed_ms(started) + ")");
   }
   return database;
 }

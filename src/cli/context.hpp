@@ -3,6 +3,7 @@
 // never write to a stream themselves.
 #pragma once
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -25,6 +26,9 @@ struct GlobalOptions {
   // --field: print these fields of each job, tab-separated, a line a job (no header).
   std::vector<std::string> fields;
 };
+
+// The time since `since`, for people: "12.3 ms".
+std::string elapsed_ms(std::chrono::steady_clock::time_point since);
 
 class Context {
  public:

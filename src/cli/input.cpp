@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -162,6 +163,27 @@ LineObject parse_line_object(const std::string& line,
       members.emplace_back(key, LineValue(std::move(value), std::move(text)));
   }
   return LineObject(std::move(members));
+}
+
+std::string with_line_keys(std::string message, std::initializer_list<std::string_view> keys) {
+  for (std::string_view key : keys) {
+    std::string option = "--" + std::string(key);
+    std::replace(option.begin(), option.end(), '_', '-');
+    const std::string quoted = "\"" + std::string(key) + "\"";
+    for (std::size_t at = message.find(option); at != std::string::npos;
+         at = message.find(option, at)) {
+      const std::size_t end = at + option.size();
+      // A whole option name only: --delay, not the start of --delay-more.
+      if (end < message.size() &&
+          (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '-')) {
+        at = end;
+        continue;
+      }
+      message.replace(at, option.size(), quoted);
+      at += quoted.size();
+    }
+  }
+  return message;
 }
 
 LineObject parse_line_object(const std::string& line) {

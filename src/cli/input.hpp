@@ -57,6 +57,10 @@ LineObject parse_line_object(const std::string& line);
 // JSON): for a caller that reads a few fields of long lines, such as `ack --from` fed by
 // `claim -o ndjson`, the values it ignores are never built.
 LineObject parse_line_object(const std::string& line, std::initializer_list<std::string_view> keys);
+// `message` (an error about a line's value, said by a check shared with the command line)
+// with each option named by a key of the line instead: `--max-attempts` becomes
+// "max_attempts" for the key max_attempts, so that the message names what the line holds.
+std::string with_line_keys(std::string message, std::initializer_list<std::string_view> keys);
 // What `--from` reads: NDJSON, one object a line, or one JSON array of objects (what
 // `claim -o json` prints), whose elements then take the place of the lines.
 struct InputRecords {

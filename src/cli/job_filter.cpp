@@ -37,7 +37,7 @@ void apply_job_filter(const JobFilterText& text, ListFilter& f) {
       start = comma + 1;
     }
     f.statuses.clear();
-    if (!others.empty()) f.statuses = parse_status_list(others);
+    if (!others.empty()) f.statuses = parse_status_list(others, text.taken);
     if (waiting && !ready) f.statuses.push_back(Status::ready);
     f.ready_now = ready || !waiting;
     f.waiting = waiting || !ready;

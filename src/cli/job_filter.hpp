@@ -28,6 +28,9 @@ struct JobFilterText {
   std::string status;
   std::optional<std::string> group_key;
   std::optional<std::string> error;
+  // The statuses the command takes, for the message on one it does not know
+  // ("cancel takes --status ..."); empty: every status.
+  std::string taken;
 };
 
 // Checks the text into `filter` (its statuses, ready_now/waiting, group key and error

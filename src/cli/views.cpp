@@ -241,17 +241,21 @@ Output jobs_view(const std::vector<Job>& jobs, const std::optional<std::string>&
     // A running job's last reported progress with its status ("processing 40%").
     if (j.status == Status::processing && j.progress)
       status += " " + std::to_string(*j.progress) + "%";
+    // A waiting job's run_at is a stand-in far off (9999-12-31), not a time: shown as `-`,
+    // as `show` does; its STATUS says why.
+    const bool waiting = is_waiting(j);
     if (kind == JobsTable::claimed)
       t.rows.push_back({std::to_string(j.id), j.queue, attempts_text(j), when(j.lock_until, at),
                         opt_text(j.lock_token), j.payload});
     else
       t.rows.push_back({std::to_string(j.id), j.queue, status, std::to_string(j.priority),
-                        attempts_text(j), age_text(j.created_at, at), relative_time(j.run_at, at),
-                        when(j.lock_until, at), j.payload});
+                        attempts_text(j), age_text(j.created_at, at),
+                        waiting ? "-" : relative_time(j.run_at, at), when(j.lock_until, at),
+                        j.payload});
     wide.rows.push_back({std::to_string(j.id), j.queue, status, std::to_string(j.priority),
-                         attempts_text(j), j.created_at, j.run_at, opt_text(j.lock_until),
-                         opt_text(j.locked_by), opt_text(j.lock_token), opt_text(j.group_key),
-                         progress_text(j), j.payload});
+                         attempts_text(j), j.created_at, waiting ? "-" : j.run_at,
+                         opt_text(j.lock_until), opt_text(j.locked_by), opt_text(j.lock_token),
+                         opt_text(j.group_key), progress_text(j), j.payload});
   }
   out.elements = true;
   if (!tables) return out;

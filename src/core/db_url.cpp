@@ -142,6 +142,13 @@ void parse_sqlite_url(std::string_view rest, DbUrl& url) {
     if (!rest.empty() && rest.front() != '/') {
       const std::string path(rest);
       const std::string host = path.substr(0, path.find('/'));
+      // `sqlite://user:password@host/...` is a server URL with the wrong scheme: name it
+      // without the password (everything before the @ is left out).
+      if (const std::size_t at = host.rfind('@'); at != std::string::npos)
+        throw bad_url("sqlite://***@" + path.substr(at + 1) +
+                      " names a user and a host, but SQLite opens a file: write "
+                      "sqlite:///ABSOLUTE/PATH.db or sqlite:RELATIVE/PATH.db, or a server's "
+                      "postgresql:// or mysql:// URL");
       throw bad_url("sqlite://" + path + " names a host ('" + host +
                     "'); for a file write sqlite:///" + path + " (the absolute path /" + path +
                     ") or sqlite:" + path + " (relative to the current folder)");

@@ -57,7 +57,9 @@ Duration Duration::parse(std::string_view text, std::string_view what) {
     any_unit = true;
   }
   (void)any_unit;
-  if (!std::isfinite(total) || total > kMaxMs) throw bad();
+  if (!std::isfinite(total) || total > kMaxMs)
+    throw UsageError("invalid " + std::string(what) + " '" + std::string(text) +
+                     "': longer than 36500d (100 years), the longest a duration may be");
   return Duration(std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total))));
 }
 

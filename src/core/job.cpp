@@ -31,23 +31,28 @@ std::string_view job_status_text(const Job& job) {
   return is_waiting(job) ? "waiting" : status_name(job.status);
 }
 
-Status parse_status(std::string_view name) {
+Status parse_status(std::string_view name, std::string_view taken) {
   for (Status s :
        {Status::ready, Status::processing, Status::done, Status::failed, Status::canceled}) {
     if (status_name(s) == name) return s;
   }
   if (name == "cancelled") return Status::canceled;
-  throw UsageError("unknown status '" + std::string(name) +
-                   "': expected ready, processing, done, failed or canceled");
+  const std::string expected = taken.empty()
+                                   ? "expected ready, waiting, processing, done, failed or canceled"
+                                   : std::string(taken);
+  if (name == "waiting")
+    throw UsageError(taken.empty() ? "status waiting is not taken here"
+                                   : expected + ", not waiting");
+  throw UsageError("unknown status '" + std::string(name) + "': " + expected);
 }
 
-std::vector<Status> parse_status_list(std::string_view list) {
+std::vector<Status> parse_status_list(std::string_view list, std::string_view taken) {
   std::vector<Status> out;
   while (true) {
     auto comma = list.find(',');
     std::string_view item = list.substr(0, comma);
     if (item.empty()) throw UsageError("empty status in list '" + std::string(list) + "'");
-    Status s = parse_status(item);
+    Status s = parse_status(item, taken);
     bool seen = false;
     for (Status o : out) seen = seen || o == s;
     if (!seen) out.push_back(s);

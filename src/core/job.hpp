@@ -12,10 +12,12 @@ namespace queuectl {
 enum class Status : int { ready = 0, processing = 1, done = 2, failed = 3, canceled = 4 };
 
 std::string_view status_name(Status s);
-// Parses one status name; throws UsageError on an unknown one.
-Status parse_status(std::string_view name);
+// Parses one status name; throws UsageError on an unknown one, and on "waiting" (a ready job
+// held by --after: the callers that take it read it first). `taken` says which statuses the
+// command takes, for the message ("retry takes --status failed or canceled"); empty: all.
+Status parse_status(std::string_view name, std::string_view taken = {});
 // Parses "done,failed"; throws UsageError on an unknown or empty entry.
-std::vector<Status> parse_status_list(std::string_view list);
+std::vector<Status> parse_status_list(std::string_view list, std::string_view taken = {});
 
 // Times are RFC 3339 UTC text with microseconds, as the database formatted them.
 struct Job {

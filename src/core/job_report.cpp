@@ -31,6 +31,13 @@ std::string checked_note(std::string_view text, std::string_view what) {
 
 std::string checked_checkpoint(std::string_view text, std::string_view what,
                                std::size_t max_bytes) {
+  // The 64 KiB cap is fixed (the next attempt gets the checkpoint in its environment, where
+  // Linux takes at most 128 KiB a variable): --max-payload can only lower it.
+  if (max_bytes >= kMaxCheckpointBytes && text.size() > kMaxCheckpointBytes)
+    throw UsageError(std::string(what) + " is " + std::to_string(text.size()) +
+                     " bytes, over the limit of " + std::to_string(kMaxCheckpointBytes) +
+                     " for a checkpoint: keep the bulk elsewhere (a file, a table) and checkpoint "
+                     "where to find it");
   return validate_json(text, what, std::min(max_bytes, kMaxCheckpointBytes));
 }
 
