@@ -26,7 +26,13 @@ std::optional<BatchCallback> callback_option(const std::vector<std::string>& giv
   if (given.size() != 2) throw UsageError(option + " needs QUEUE and PAYLOAD");
   validate_queue_name(given[0]);
   std::string payload = validate_json(given[1], option + " payload", max_payload);
-  const auto doc = parse_line_object(payload);
+  const auto doc = [&] {
+    try {
+      return parse_line_object(payload);
+    } catch (const UsageError& e) {
+      throw UsageError(option + " payload: " + e.what() + " (a callback's payload is one)");
+    }
+  }();
   const bool has_batch = std::any_of(doc.items().begin(), doc.items().end(),
                                      [](const auto& m) { return m.first == "batch"; });
   if (has_batch)

@@ -18,6 +18,7 @@ struct CancelOptions {
   std::optional<std::string> group;
   std::optional<std::string> error;
   int batch = 1000;
+  bool batch_given = false;
 };
 
 // Filter mode: every job of the queue that the filter names, a page at a time, each page
@@ -55,8 +56,9 @@ void run_cancel(Context& ctx, const CancelOptions& o) {
   if (!o.ids.empty() && !o.queue.empty())
     throw UsageError("cancel takes job ids or --queue QUEUE, not both");
   if (!o.queue.empty()) return cancel_matching(ctx, o);
-  if (!o.status.empty() || o.group || o.error)
-    throw UsageError("--status, --group-key and --error go with --queue, not with job ids");
+  if (!o.status.empty() || o.group || o.error || o.batch_given)
+    throw UsageError(
+        "--status, --group-key, --error and --batch go with --queue, not with job ids");
   auto ids = parse_job_ids(o.ids);
   auto outcome = AdminRepository(ctx.migrated_db()).cancel(ids, o.force ? Force::yes : Force::no);
   report_outcome(ctx, outcome, "canceled",
@@ -91,7 +93,10 @@ void setup_cancel(CLI::App& app, Context& ctx) {
       "  queuectl cancel 42 43 --force\n"
       "  queuectl cancel --queue exports --group-key acct-42   (ready, waiting and failed)\n"
       "  queuectl cancel --queue emails --status failed --error 'mailbox full'");
-  sub->callback([&ctx, o] { run_cancel(ctx, *o); });
+  sub->callback([&ctx, o, sub] {
+    o->batch_given = sub->count("--batch") > 0;
+    run_cancel(ctx, *o);
+  });
 }
 
 }  // namespace queuectl

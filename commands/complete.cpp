@@ -88,7 +88,7 @@ void setup_complete(CLI::App& app, Context& ctx) {
       // The job's fields for --field, from the one table of them (core/job_fields.hpp).
       for (const std::string& name : job_field_names()) text += name + "\n";
     } else if (*what == "statuses") {
-      for (const char* s : {"ready", "processing", "done", "failed", "canceled"})
+      for (const char* s : {"ready", "waiting", "processing", "done", "failed", "canceled"})
         text += std::string(s) + "\n";
     } else if (*what == "commands") {
       for (const auto* c : app.get_subcommands({}))

@@ -20,6 +20,7 @@ struct AddOptions {
   std::string name, schedule, queue, payload = "{}";
   std::string tz = "UTC", misfire = "once", misfire_after = "60s", overlap = "allow";
   int misfire_limit = 100;
+  bool misfire_limit_given = false;  // a limit given for another mode than all is refused
   int priority = 0;
   int max_attempts = 25;
   std::string group_key;
@@ -51,6 +52,11 @@ ScheduleDefinition definition(const AddOptions& o, std::size_t max_payload) {
   d.time_zone = o.tz;
   d.misfire.mode = parse_misfire(o.misfire);
   validate_positive(o.misfire_limit, "--misfire-limit");
+  if (o.misfire_limit_given && d.misfire.mode != Misfire::all)
+    throw UsageError(
+        "--misfire-limit goes with --misfire all (the most missed ticks it runs), "
+        "not with --misfire " +
+        o.misfire);
   d.misfire.limit = o.misfire_limit;
   const Duration after = Duration::parse(o.misfire_after, "--misfire-after");
   if (after.ms() < 1000 || after.ms() % 1000 != 0)
@@ -99,7 +105,7 @@ ScheduleDefinition definition_from_line(const std::string& line, std::size_t max
     else if (key == "misfire")
       o.misfire = text();
     else if (key == "misfire_limit")
-      o.misfire_limit = whole();
+      o.misfire_limit = whole(), o.misfire_limit_given = true;
     else if (key == "misfire_after")
       o.misfire_after = text();
     else if (key == "overlap")
@@ -177,10 +183,6 @@ void add_job_options(CLI::App* sub, AddOptions& o) {
   sub->add_option("--group-key", o.group_key, "Ordered group of each job");
 }
 
-std::string outcome_word(PutOutcome o) {
-  return o == PutOutcome::added ? "added" : o == PutOutcome::replaced ? "replaced" : "unchanged";
-}
-
 }  // namespace
 
 void setup_cron(CLI::App& app, Context& ctx) {
@@ -225,15 +227,18 @@ void setup_cron(CLI::App& app, Context& ctx) {
         "  queuectl cron add monthly '0 9 1 * *' billing --misfire all --misfire-limit 3");
     sub->callback([&ctx, o, sub] {
       o->group_key_given = sub->count("--group-key") > 0;
+      o->misfire_limit_given = sub->count("--misfire-limit") > 0;
       const ScheduleDefinition def = definition(*o, ctx.options.max_payload);
       ScheduleRepository repo(ctx.migrated_db());
       const PutOutcome outcome = repo.put(def);
       const auto s = repo.find(def.name);
       if (!s) throw Error("schedule " + def.name + " vanished after it was written");
       const std::int64_t now = repo.now();
-      Output out = object_view(schedule_json(*s, now));
+      nlohmann::ordered_json doc = schedule_json(*s, now);
+      doc["change"] = outcome_name(outcome);  // added, replaced or unchanged, as cron apply
+      Output out = object_view(doc);
       out.table.reset();
-      out.lines = {"schedule " + def.name + " " + outcome_word(outcome) + "; next run " +
+      out.lines = {"schedule " + def.name + " " + outcome_name(outcome) + "; next run " +
                    epoch_local(s->next_fire, def.time_zone) + " (" + epoch_utc(s->next_fire) + ")" +
                    (s->paused ? ", paused" : "")};
       ctx.print_report(out);

@@ -68,6 +68,7 @@ int run_lock(Context& ctx, const LockOptions& o) {
     ctx.print(key_view(ctx, o.name));
     return 0;
   }
+  ctx.require_before_separator(o.command, "NAME", "queuectl lock NAME -- CMD [ARG...]");
   if (o.command.empty())
     throw UsageError("lock needs a command: queuectl lock NAME -- CMD [ARG...]");
   if (o.conflict_code < 0 || o.conflict_code > 255)

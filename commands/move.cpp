@@ -17,6 +17,7 @@ struct MoveOptions {
   bool all = false;
   std::string to;
   int batch = 1000;
+  bool batch_given = false;
   bool dry_run = false;
 };
 
@@ -30,7 +31,9 @@ void run_move(Context& ctx, const MoveOptions& o) {
     to = o.to;
   }
   if (!o.ids.empty()) {
-    if (o.dry_run) throw UsageError("--dry-run goes with --from or --all, not with job ids");
+    if (o.dry_run || o.batch_given)
+      throw UsageError(std::string(o.dry_run ? "--dry-run" : "--batch") +
+                       " goes with --from or --all, not with job ids");
     auto ids = parse_job_ids(o.ids);
     auto outcome = AdminRepository(ctx.migrated_db()).move(ids, to);
     report_outcome(ctx, outcome, "moved",
@@ -41,6 +44,12 @@ void run_move(Context& ctx, const MoveOptions& o) {
   if (!o.from.empty()) {
     validate_queue_name(o.from);
     from = o.from;
+    // They are there already: the move would only forget where they gave up (dead_from).
+    if (to && *to == *from)
+      throw UsageError("--to " + *to +
+                       " is the queue the dead letters are in (--from): give "
+                       "the queue to send them to, or leave --to out for the queues they "
+                       "gave up in");
   }
   validate_positive(o.batch, "--batch");
   // Each id of a batch is one bound value, and PostgreSQL takes at most 65535 of them.
@@ -90,7 +99,10 @@ void setup_move(CLI::App& app, Context& ctx) {
       "  queuectl move --from orders-dead --dry-run\n"
       "  queuectl move --from orders-dead\n"
       "  queuectl move --all --to triage");
-  sub->callback([&ctx, o] { run_move(ctx, *o); });
+  sub->callback([&ctx, o, sub] {
+    o->batch_given = sub->count("--batch") > 0;
+    run_move(ctx, *o);
+  });
 }
 
 }  // namespace queuectl

@@ -15,7 +15,8 @@ void setup_pause(CLI::App& app, Context& ctx) {
   sub->footer(
       "Jobs can still be enqueued; running jobs finish normally. `stats` shows it paused.\n"
       "A queue with no jobs and no settings yet is paused too (ahead of a deploy, say), with\n"
-      "a warning on stderr in case the name is mistyped.\n"
+      "a warning on stderr in case the name is mistyped. A queue already paused is left as it\n"
+      "is: stderr says so, and exit 0.\n"
       "Example:\n  queuectl pause emails");
   sub->callback([&ctx, queue] {
     validate_queue_name(*queue);
@@ -23,6 +24,9 @@ void setup_pause(CLI::App& app, Context& ctx) {
     // Only for the warning: a typo pauses a queue nobody uses and the real one keeps going.
     const auto known = admin.queue_names();
     const bool is_new = std::find(known.begin(), known.end(), *queue) == known.end();
+    // Only for the report: pausing a paused queue changes nothing, and says so, as resume
+    // of a queue that is not paused does.
+    const bool was_paused = !is_new && admin.settings(*queue).paused;
     admin.pause(*queue);
     if (is_new) {
       const auto near = nearest(*queue, known);
@@ -30,8 +34,11 @@ void setup_pause(CLI::App& app, Context& ctx) {
                (near ? "the name: did you mean " + *near + "?)" : std::string("the name)")));
     }
     Output out;
-    out.document = {{"queue", *queue}, {"paused", true}};
-    out.lines.push_back("queue " + *queue + " paused");
+    out.document = {{"queue", *queue}, {"paused", true}, {"changed", !was_paused}};
+    if (was_paused)
+      ctx.note("queue " + *queue + " was already paused");
+    else
+      out.lines.push_back("queue " + *queue + " paused");
     ctx.print_report(out);
   });
 }

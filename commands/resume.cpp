@@ -17,7 +17,7 @@ void setup_resume(CLI::App& app, Context& ctx) {
     validate_queue_name(*queue);
     bool was_paused = AdminRepository(ctx.migrated_db()).resume(*queue);
     Output out;
-    out.document = {{"queue", *queue}, {"paused", false}};
+    out.document = {{"queue", *queue}, {"paused", false}, {"changed", was_paused}};
     if (was_paused)
       out.lines.push_back("queue " + *queue + " resumed");
     else

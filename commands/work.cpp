@@ -25,6 +25,7 @@ struct WorkCliOptions {
 
 void run_work(Context& ctx, const WorkCliOptions& c) {
   WorkerOptions o;
+  ctx.require_before_separator(c.command, "QUEUE", "queuectl work QUEUE -- CMD [ARG...]");
   validate_queue_name(c.queue);
   o.queue = c.queue;
   if (c.command.empty())
@@ -117,7 +118,9 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("--poll-interval", o->poll_interval,
                   "Longest pause between claims when idle (default 5s)")
       ->type_name("DUR");
-  sub->add_option("COMMAND", o->command, "The command to run, after --")->required();
+  // Not required here: without it, run_work says what is missing (the QUEUE, when CLI11 took
+  // the command's first word for it) and how the command line goes.
+  sub->add_option("COMMAND", o->command, "The command to run, after --");
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
       "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS, QUEUECTL_LOCK_TOKEN and, for a job of an\n"

@@ -236,7 +236,7 @@ _queuectl() {
                     cancel) list="ready waiting failed processing" ;;
                     purge) list="done failed canceled" ;;
                     bench) list="naive for-update skip-locked claim" ;;
-                    *) list="ready processing done failed canceled" ;;
+                    *) list="ready waiting processing done failed canceled" ;;
                 esac
                 # Comma lists: complete the last element.
                 if [[ $cur == *,* ]]; then

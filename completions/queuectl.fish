@@ -244,7 +244,7 @@ end
 
 # Status names after --status; comma lists complete their last element.
 function __queuectl_statuses
-    set -l statuses ready processing done failed canceled
+    set -l statuses ready waiting processing done failed canceled
     set -l cmd (__queuectl_state)[1]
     switch $cmd
         case retry

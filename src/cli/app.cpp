@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -151,6 +152,21 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
       }
     }
   }
+  // An option of two values (batch create --on-success QUEUE PAYLOAD) given too few or too
+  // many: CLI11 says "--on-success: At least 2 required but received 1". (It reads a value
+  // of `[]` as an empty list, so `--on-success q '[]'` is one value short.)
+  for (const char* count : {": At least ", ": At Most "}) {
+    const std::size_t at = what.find(count);
+    const std::size_t required = what.find(" required but received ");
+    if (at != std::string::npos && required != std::string::npos && required > at) {
+      const std::string wanted =
+          what.substr(at + std::strlen(count), required - at - std::strlen(count));
+      const std::string got = what.substr(required + std::strlen(" required but received "));
+      what = what.substr(0, at) + " takes " + wanted + " values, not " + got +
+             (std::string(count) == ": At least " ? " (a value of [] counts as none)" : "");
+      break;
+    }
+  }
   if (what.size() > 12 && what.compare(what.size() - 12, 12, " is required") == 0)
     what = what.substr(0, what.size() - 12) + " is missing";
   // The help of the command given, down to its subcommand (`queuectl cron add --help`).
@@ -213,6 +229,11 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* l
         throw UsageError("--field picks fields of jobs, and `" + sub->get_name() +
                          "` prints no jobs: use -o json (or -o ndjson) to pick from its rows");
   });
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--") {
+      ctx.after_separator = std::vector<std::string>(argv + i + 1, argv + argc);
+      break;
+    }
   // Bare `queuectl`: the overview, as git and kubectl print it.
   if (argc <= 1) {
     out << app.help();

@@ -58,6 +58,13 @@ std::unique_ptr<Database> Context::take_migrated_db() {
   return std::move(db_);
 }
 
+void Context::require_before_separator(const std::vector<std::string>& command,
+                                       const std::string& missing, const std::string& usage) const {
+  if (after_separator && command != *after_separator)
+    throw UsageError(missing + " is missing (" + usage +
+                     "): every word after -- belongs to the command");
+}
+
 void Context::print(const Output& out) const {
   if (!options.fields.empty()) {
     print_fields(*out_, out, options.fields);

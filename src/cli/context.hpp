@@ -6,7 +6,9 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/output.hpp"
 #include "cli/terminal.hpp"
@@ -43,6 +45,16 @@ class Context {
   // Set to read by the commands that only read (list, show, stats, ...), before they open
   // the database: they may run on a standby, which a command that writes refuses.
   Access access = Access::write;
+
+  // The words after the command line's first `--` (the command `work` and `lock` run), when
+  // it has one.
+  std::optional<std::vector<std::string>> after_separator;
+  // `lock -- CMD` or `work -- CMD`, without the NAME or QUEUE: CLI11 fills that positional
+  // with the first word after `--`, which would then run CMD's arguments as the command.
+  // Throws UsageError naming `missing` (usage shows where it goes) unless `command` is every
+  // word after `--`.
+  void require_before_separator(const std::vector<std::string>& command, const std::string& missing,
+                                const std::string& usage) const;
 
   // The -o format, parsed.
   Format format() const { return parse_format(options.format); }

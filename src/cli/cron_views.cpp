@@ -23,6 +23,8 @@ std::string relative(std::int64_t t, std::int64_t now) {
   return t > now ? "in " + d : d + " ago";
 }
 
+}  // namespace
+
 const char* outcome_name(PutOutcome o) {
   switch (o) {
     case PutOutcome::added:
@@ -36,8 +38,6 @@ const char* outcome_name(PutOutcome o) {
   }
   return "unchanged";
 }
-
-}  // namespace
 
 std::string epoch_utc(std::int64_t seconds) {
   return date::format("%Y-%m-%dT%H:%M:%SZ", SysSeconds(std::chrono::seconds(seconds)));

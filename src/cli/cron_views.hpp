@@ -19,6 +19,8 @@ std::string epoch_local(std::int64_t seconds, const std::string& zone);
 // Late: not paused, and its next tick is older than the misfire window (no firer is running).
 bool schedule_late(const Schedule& s, std::int64_t now);
 
+// What `cron add` or `cron apply` did to a schedule: added, replaced, unchanged, removed.
+const char* outcome_name(PutOutcome o);
 nlohmann::ordered_json schedule_json(const Schedule& s, std::int64_t now);
 Output schedules_view(const std::vector<Schedule>& schedules, std::int64_t now);
 // `show`: the schedule, its next `coming` fire times, and its recent fires.

@@ -39,7 +39,10 @@ bool is_option_line(const std::string& line) {
 // own ("Exit codes: ...", a label of a few words and a colon).
 bool continues(const std::string& before, const std::string& line) {
   if (before.empty() || line.empty() || before[0] == ' ' || line[0] == ' ') return false;
-  if (before.back() == ':' || line.back() == ':') return false;  // a heading
+  // A heading ("Examples:") is short; a long line that ends in a colon is a sentence going
+  // on ("... shows as 10000+ (JSON:"), joined like any other.
+  auto heading = [](const std::string& l) { return l.back() == ':' && l.size() <= 40; };
+  if (heading(before) || heading(line)) return false;
   const std::size_t colon = line.find(": ");
   const bool label = colon != std::string::npos && colon < 24 &&
                      std::count(line.begin(), line.begin() + colon, ' ') <= 2 &&

@@ -192,6 +192,11 @@ std::vector<Schedule> ScheduleRepository::list() {
 std::optional<Schedule> ScheduleRepository::find(const std::string& name) {
   std::optional<Schedule> out;
   db_.retrying([&] { out = one_schedule(db_, db_.sql().schedules.get, name); });
+  // The last job's status, as list() joins it (`get` is also the locking read of a fire,
+  // which joins nothing).
+  if (out && out->last_job_id)
+    if (const auto job = JobRepository(db_).find(*out->last_job_id))
+      out->last_job_status = job->status;
   return out;
 }
 

@@ -37,7 +37,7 @@ struct Schedule {
   std::int64_t next_fire = 0;
   std::optional<std::int64_t> last_fire;  // the last tick that made a job
   std::optional<std::int64_t> last_job_id;
-  std::optional<Status> last_job_status;  // list() only; none: no job, or purged
+  std::optional<Status> last_job_status;  // list() and find(); none: no job, or purged
   std::int64_t fired = 0, missed = 0, skipped = 0, seq = 0;
 };
 

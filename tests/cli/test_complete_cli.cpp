@@ -88,7 +88,8 @@ TEST_CASE("cli: __complete queues offers queues with jobs or settings that are n
 TEST_CASE("cli: __complete takes only the words the completions use") {
   FreshDatabase fixture;
   check_usage_error(queuectl(fixture.url(), {"__complete", "queue"}), "WHAT");
-  CHECK(complete(fixture.url(), "statuses") == "ready\nprocessing\ndone\nfailed\ncanceled\n");
+  CHECK(complete(fixture.url(), "statuses") ==
+        "ready\nwaiting\nprocessing\ndone\nfailed\ncanceled\n");
 }
 
 TEST_CASE("cli: __complete on an SQLite file that does not exist creates nothing" *

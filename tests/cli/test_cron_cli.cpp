@@ -165,6 +165,12 @@ TEST_CASE("cli: cron: bad input names what is wrong, exit 2, nothing written") {
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire-after", "500ms"},
           "--misfire-after");
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire-limit", "0"}, "--misfire-limit");
+  rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire-limit", "3"},
+          "--misfire-limit goes with --misfire all");
+  rejects(fixture, {"cron", "add", "x", "@daily", "q", "--misfire", "skip", "--misfire-limit", "3"},
+          "not with --misfire skip");
+  rejects(fixture, {"cron", "apply", "-"}, "\"misfire_limit\" goes with \"misfire\" all",
+          "{\"name\":\"x\",\"schedule\":\"@daily\",\"queue\":\"q\",\"misfire_limit\":3}\n");
   rejects(fixture, {"cron", "add", "x", "@daily", "q", "--overlap", "queue"}, "--overlap");
   rejects(fixture, {"cron", "add", "bad name", "@daily", "q"}, "invalid schedule name");
   rejects(fixture, {"cron", "add", "x", "@daily", "bad queue"}, "invalid queue name");
@@ -273,9 +279,20 @@ TEST_CASE("cli: cron: after downtime, misfire once, skip and all do what the REA
   const std::string& url = fixture.url();
   // Three schedules every second; a tick more than 2 s late is missed. Nothing fires for
   // about 6 s, then one tick.
-  for (const char* mode : {"once", "skip", "all"})
-    ok(url, {"cron", "add", mode, "@every 1s", std::string("q-") + mode, "--misfire", mode,
-             "--misfire-after", "2s", "--misfire-limit", "2"});
+  for (const char* mode : {"once", "skip", "all"}) {
+    std::vector<std::string> add = {"cron",
+                                    "add",
+                                    mode,
+                                    "@every 1s",
+                                    std::string("q-") + mode,
+                                    "--misfire",
+                                    mode,
+                                    "--misfire-after",
+                                    "2s"};
+    // The limit goes with all alone (refused with the others: it would do nothing).
+    if (std::string(mode) == "all") add.insert(add.end(), {"--misfire-limit", "2"});
+    ok(url, add);
+  }
   std::map<std::string, std::int64_t> first;
   for (const char* mode : {"once", "skip", "all"})
     first[mode] = epoch_s(schedule(url, mode)["next_run_at"]);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "cli/cli_helpers.hpp"
@@ -217,6 +218,106 @@ TEST_CASE("cli: -v says where each command connected and what it took, without a
     CHECK(r.err.find(":" + *password + "@") == std::string::npos);
   // Without -v, none of it.
   CHECK(ok(url, {"stats"}).err.empty());
+}
+
+// A second walkthrough (workers, schedules, dead letters, completions, help).
+
+// `lock -- CMD` and `work -- CMD` without the NAME or QUEUE: CLI11 took the command's first
+// word for it, and `lock -- env echo hi` ran `echo hi` under a lock named env, exit 0.
+TEST_CASE("cli: lock and work without a NAME or QUEUE before -- are refused, nothing run") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  TempDir dir;
+  const std::string marker = dir.path() + "/ran";
+  const json waiting = enqueue(url, "env");
+  rejects(fixture, {"lock", "--", "touch", marker}, "NAME is missing");
+  rejects(fixture, {"lock", "--", "sh", "-c", "touch " + marker}, "NAME is missing");
+  rejects(fixture, {"work", "--drain", "--", "env", "cat"}, "QUEUE is missing");
+  rejects(fixture, {"work", "--drain", "--", "./send.sh"}, "QUEUE is missing");
+  CHECK_FALSE(std::ifstream(marker).good());
+  CHECK(show(url, waiting["id"])["status"] == "ready");
+  // With the name, the same command line runs.
+  ok(url, {"lock", "name", "--", "touch", marker});
+  CHECK(std::ifstream(marker).good());
+}
+
+// `work --drain` ended at its first empty claim, before the housekeeping's first turn: a
+// schedule already due made no job, and the drain reported nothing to do.
+TEST_CASE("cli: work --drain fires the queue's due schedules before it drains") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"cron", "add", "nightly", "@hourly", "reports"});
+  fixture.db().session() << "UPDATE queuectl_schedules SET next_fire = next_fire - 7200";
+  RunResult r = ok(url, {"work", "reports", "--drain", "--", "true"});
+  CHECK(contains(r.err, "schedule nightly: job "));
+  const json jobs = ok_json(url, {"list", "reports"});
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0]["status"] == "done");
+  // --no-housekeeping leaves schedules to others.
+  fixture.db().session() << "UPDATE queuectl_schedules SET next_fire = next_fire - 7200";
+  CHECK(ok(url, {"work", "reports", "--drain", "--no-housekeeping", "--", "true"})
+            .err.find("schedule nightly") == std::string::npos);
+}
+
+TEST_CASE("cli: cron show -o json has the last job's status; cron add -o json says what changed") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  CHECK(ok_json(url, {"cron", "add", "digest", "@daily", "emails"})["change"] == "added");
+  CHECK(ok_json(url, {"cron", "add", "digest", "@daily", "emails"})["change"] == "unchanged");
+  CHECK(ok_json(url, {"cron", "add", "digest", "@hourly", "emails"})["change"] == "replaced");
+  ok(url, {"cron", "trigger", "digest"});
+  const json shown = ok_json(url, {"cron", "show", "digest"});
+  CHECK(shown["last_job_status"] == "ready");
+  json listed;
+  for (const json& s : ok_json(url, {"cron", "list"}))
+    if (s["name"] == "digest") listed = s;
+  CHECK(listed["last_job_status"] == shown["last_job_status"]);
+  CHECK(listed["last_job_id"] == shown["last_job_id"]);
+}
+
+// --batch with ids was taken and ignored while --status, --dry-run and the rest were refused;
+// a move into the queue the dead letters are in only forgot where they came from.
+TEST_CASE("cli: cancel and move refuse --batch with ids, and a move into the same queue") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const json job = enqueue(url, "c");
+  rejects(fixture, {"cancel", id_text(job), "--batch", "10"}, "--batch go with --queue");
+  rejects(fixture, {"move", id_text(job), "--batch", "5"},
+          "--batch goes with --from or --all, not with job ids");
+  rejects(fixture, {"move", "--from", "orders-dead", "--to", "orders-dead"},
+          "--to orders-dead is the queue the dead letters are in");
+  CHECK(show(url, job["id"])["status"] == "ready");
+}
+
+// batch create's two-value options got CLI11's own words ("At Most 2 required but received
+// 3"), and a payload that was no object did not say whose it was.
+TEST_CASE("cli: batch create names the option whose values or payload are wrong") {
+  FreshDatabase fixture;
+  rejects(fixture, {"batch", "create", "--on-success", "report", "[]"},
+          "--on-success takes 2 values, not 1 (a value of [] counts as none)");
+  rejects(fixture, {"batch", "create", "--on-success", "report", "{}", "extra"},
+          "--on-success takes 2 values, not 3");
+  rejects(fixture, {"batch", "create", "--on-success", "report", "\"x\""},
+          "--on-success payload: not a JSON object");
+  rejects(fixture,
+          {"batch", "create", "--on-success", "report", "{}", "--on-failure", "alert", "[1]"},
+          "--on-failure payload: not a JSON object");
+}
+
+// A second pause said "paused" again, as if it had changed something.
+TEST_CASE("cli: pausing a paused queue says so, as resuming a running one does") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "emails");
+  RunResult first = ok(url, {"pause", "emails"});
+  CHECK(first.out == "queue emails paused\n");
+  RunResult again = ok(url, {"pause", "emails"});
+  CHECK(again.out.empty());
+  CHECK(again.err == "queue emails was already paused\n");
+  CHECK(ok_json(url, {"pause", "emails"})["changed"] == false);
+  CHECK(ok_json(url, {"resume", "emails"})["changed"] == true);
+  CHECK(ok_json(url, {"resume", "emails"})["changed"] == false);
+  CHECK(ok_json(url, {"pause", "emails"})["changed"] == true);
 }
 
 }  // namespace queuectl::testing::cli

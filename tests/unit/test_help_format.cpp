@@ -42,6 +42,16 @@ TEST_CASE("help_format: prose folded wider than 80 is joined and folded again") 
         "Database: --db URL, else $QUEUECTL_DB, else sqlite at\n"
         "$XDG_DATA_HOME/queuectl/queue.db.\nExit codes: 0 ok, 1 error. And so on, a line long "
         "enough to be folded at 80\ncolumns\nExamples:\n");
+  // A long line that ends in a colon is no heading: its paragraph is joined through it
+  // (`stats --help` left "stays" and "(JSON:" on lines of their own).
+  const std::string colon =
+      "DONE, FAILED and CANCELED count up to 10000 jobs a queue each, so that stats stays\n"
+      "fast however many finished jobs are kept: a count at the cap shows as 10000+ (JSON:\n"
+      "named in \"at_least\").\n";
+  CHECK(wrap_help(colon) ==
+        "DONE, FAILED and CANCELED count up to 10000 jobs a queue each, so that stats\n"
+        "stays fast however many finished jobs are kept: a count at the cap shows as\n"
+        "10000+ (JSON: named in \"at_least\").\n");
   const std::string long_word = "x " + std::string(100, 'y') + " z";
   CHECK(wrap_help(long_word) == "x\n" + std::string(100, 'y') + "\nz");
 }
