@@ -36,8 +36,6 @@ constexpr const char* kFooter =
     "Run `queuectl help COMMAND` (or `queuectl COMMAND --help`) for a command's options and\n"
     "examples.";
 
-// CLI11's message for a parse error, said for people: which option or argument, what was
-// wrong with it, and the help to read (the command's own when one was given).
 // The command given and its subcommand, if it has one given: `cron add` is {cron, add}.
 std::vector<const CLI::App*> given_commands(const CLI::App& app) {
   std::vector<const CLI::App*> chain;
@@ -107,6 +105,8 @@ void read_numbers_as_decimal(CLI::App& app) {
     read_numbers_as_decimal(*sub);
 }
 
+// CLI11's message for a parse error, said for people: which option or argument, what was
+// wrong with it, and the help to read (the command's own when one was given).
 std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
   std::string what = e.what();
   const std::string convert = "Could not convert: ";
