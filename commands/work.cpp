@@ -118,9 +118,9 @@ void setup_work(CLI::App& app, Context& ctx) {
   sub->add_option("--poll-interval", o->poll_interval,
                   "Longest pause between claims when idle (default 5s)")
       ->type_name("DUR");
-  // Not required here: without it, run_work says what is missing (the QUEUE, when CLI11 took
-  // the command's first word for it) and how the command line goes.
-  sub->add_option("COMMAND", o->command, "The command to run, after --");
+  // Required: `work -- CMD` with CMD one word leaves it missing, once CLI11 has taken CMD for
+  // the QUEUE; run() says the QUEUE is missing then.
+  sub->add_option("COMMAND", o->command, "The command to run, after --")->required();
   sub->footer(
       "Each job's payload arrives on the command's stdin, with QUEUECTL_JOB_ID, QUEUECTL_QUEUE,\n"
       "QUEUECTL_ATTEMPT, QUEUECTL_MAX_ATTEMPTS, QUEUECTL_LOCK_TOKEN and, for a job of an\n"

@@ -275,6 +275,13 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* l
                  " (see queuectl --help for the list)\n";
       return static_cast<int>(ExitCode::usage);
     }
+    // `work -- CMD`, CMD one word: CLI11 took it for the QUEUE, and then found no command.
+    if (std::string(e.what()) == "COMMAND is required" && ctx.after_separator &&
+        !ctx.after_separator->empty()) {
+      err << "queuectl: error: QUEUE is missing (queuectl work QUEUE -- CMD [ARG...]): every "
+             "word after -- belongs to the command\n";
+      return static_cast<int>(ExitCode::usage);
+    }
     err << parse_error_line(app, e) << "\n";
     return static_cast<int>(ExitCode::usage);
   } catch (const CommandExit& e) {

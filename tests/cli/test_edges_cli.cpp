@@ -237,7 +237,8 @@ TEST_CASE("cli: edge: resume of an unpaused queue says only that; pausing a new 
   RunResult not_paused = ok(url, {"resume", "pq"});
   CHECK(not_paused.out.empty());
   CHECK(not_paused.err == "queue pq was not paused\n");
-  CHECK(ok_json(url, {"resume", "pq"}) == json{{"queue", "pq"}, {"paused", false}});
+  CHECK(ok_json(url, {"resume", "pq"}) ==
+        json{{"queue", "pq"}, {"paused", false}, {"changed", false}});
 
   // A queue with jobs: paused without a warning; resumed says so, once.
   RunResult paused = ok(url, {"pause", "pq"});
@@ -255,14 +256,14 @@ TEST_CASE("cli: edge: resume of an unpaused queue says only that; pausing a new 
   enqueue(url, "emials");
   CHECK(claim(url, "emials") == json::array());
   CHECK(ok_json(url, {"stats", "emials"})[0]["paused"] == true);
-  // Known now (it has jobs and a setting): no warning.
-  CHECK(ok(url, {"pause", "emials"}).err.empty());
+  // Known now (it has jobs and a setting): no warning; paused already, which it says.
+  CHECK(ok(url, {"pause", "emials"}).err == "queue emials was already paused\n");
 
   // -q silences the warning; -o json keeps the document as it was.
   RunResult quiet = ok(url, {"-q", "pause", "fresh1"});
   CHECK(quiet.err.empty());
   RunResult as_json = ok(url, {"-o", "json", "pause", "fresh2"});
-  CHECK(parse(as_json.out) == json{{"queue", "fresh2"}, {"paused", true}});
+  CHECK(parse(as_json.out) == json{{"queue", "fresh2"}, {"paused", true}, {"changed", true}});
   CHECK(contains(as_json.err, "queue fresh2 has no jobs yet"));
   // A queue that only has a setting (paused, then resumed) is known.
   ok(url, {"resume", "fresh2"});

@@ -384,7 +384,7 @@ TEST_CASE("cli: a paused queue hands out nothing until resumed; other queues go 
   enqueue(url, "p");
   enqueue(url, "other");
 
-  CHECK(ok_json(url, {"pause", "p"}) == json{{"queue", "p"}, {"paused", true}});
+  CHECK(ok_json(url, {"pause", "p"}) == json{{"queue", "p"}, {"paused", true}, {"changed", true}});
   enqueue(url, "p");  // enqueue still works
   CHECK(claim(url, "p") == json::array());
   json drained = ok_json(url, worker);
@@ -414,7 +414,8 @@ TEST_CASE("cli: a paused queue hands out nothing until resumed; other queues go 
   }
   CHECK(paused_in_table == std::map<std::string, bool>{{"p", true}, {"other", false}});
 
-  CHECK(ok_json(url, {"resume", "p"}) == json{{"queue", "p"}, {"paused", false}});
+  CHECK(ok_json(url, {"resume", "p"}) ==
+        json{{"queue", "p"}, {"paused", false}, {"changed", true}});
   CHECK(ok_json(url, {"stats", "p"})[0]["paused"] == false);
   CHECK(contains(ok(url, {"-o", "prometheus", "stats"}).out,
                  "queuectl_queue_paused{queue=\"p\"} 0\n"));
