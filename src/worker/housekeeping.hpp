@@ -33,15 +33,6 @@ struct HousekeepingPlan {
   static std::chrono::milliseconds purge_every(std::optional<std::chrono::milliseconds> retain);
 };
 
-class Database;
-
-// Fires the due schedules of `queue` (at most `batch`), once: what each turn of the
-// housekeeping does first. `log` gets a line per fire; `last_errors` keeps the schedules
-// that could not fire, said when they change.
-void fire_due_schedules(Database& db, const std::string& queue, int batch,
-                        const std::function<void(const std::string&)>& log,
-                        std::string& last_errors);
-
 class Housekeeping {
  public:
   // `log` gets one line per fire, reap and purge that did something, and trouble (once per
