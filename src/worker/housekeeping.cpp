@@ -49,23 +49,29 @@ Housekeeping::~Housekeeping() {
   thread_.join();
 }
 
-void Housekeeping::turn(Database& db, std::chrono::steady_clock::time_point now) {
-  const TickResult fired = ScheduleRepository(db).tick(queue_, plan_.fire_batch, 1);
+void fire_due_schedules(Database& db, const std::string& queue, int batch,
+                        const std::function<void(const std::string&)>& log,
+                        std::string& last_errors) {
+  const TickResult fired = ScheduleRepository(db).tick(queue, batch, 1);
   for (const FireEvent& e : fired.fires) {
     std::string line = "schedule " + e.name + ": ";
     line += e.job_id ? "job " + std::to_string(*e.job_id) : "skipped, its last job is unfinished";
     if (e.stands_for > 0)
       line += " (one job for " + std::to_string(e.stands_for + 1) + " missed ticks)";
-    log_(line);
+    log(line);
   }
   // Said when they change, not every second.
   std::string errors;
   for (const std::string& e : fired.errors) errors += (errors.empty() ? "" : "; ") + e;
-  if (errors != last_errors_ && !errors.empty()) log_(errors);
-  last_errors_ = errors;
+  if (errors != last_errors && !errors.empty()) log(errors);
+  last_errors = errors;
   if (fired.missed > 0 && fired.fires.empty())
-    log_(std::to_string(fired.missed) + " missed tick(s) of queue " + queue_ +
-         "'s schedules skipped");
+    log(std::to_string(fired.missed) + " missed tick(s) of queue " + queue +
+        "'s schedules skipped");
+}
+
+void Housekeeping::turn(Database& db, std::chrono::steady_clock::time_point now) {
+  fire_due_schedules(db, queue_, plan_.fire_batch, log_, last_errors_);
   if (now >= next_reap_) {
     next_reap_ = now + plan_.reap_every;
     ReapOptions o;

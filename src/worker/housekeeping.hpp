@@ -33,6 +33,16 @@ struct HousekeepingPlan {
   static std::chrono::milliseconds purge_every(std::optional<std::chrono::milliseconds> retain);
 };
 
+class Database;
+
+// Fires the due schedules of `queue` (at most `batch`), once: what each turn of the
+// housekeeping does first, and what `work --drain` does before its first claim, so that a
+// tick already due makes its job before the worker decides nothing is due. `log` gets a
+// line per fire; `last_errors` keeps the schedules that could not fire, said when they change.
+void fire_due_schedules(Database& db, const std::string& queue, int batch,
+                        const std::function<void(const std::string&)>& log,
+                        std::string& last_errors);
+
 class Housekeeping {
  public:
   // `log` gets one line per fire, reap and purge that did something, and trouble (once per

@@ -396,6 +396,16 @@ WorkerSummary Worker::run() {
     // Only a hint: the first claim reports the connection's trouble; an empty one reads it again.
   }
   calls_ = std::make_unique<CallThread>([this] { signals_.wake(); });
+  // --drain ends at its first empty claim, which may come before the housekeeping's first
+  // turn: a tick already due fires now, so that its job is among those drained.
+  if (o_.housekeeping && o_.drain) {
+    try {
+      std::string errors;
+      fire_due_schedules(*db_, o_.queue, HousekeepingPlan{}.fire_batch, log_, errors);
+    } catch (const std::exception& e) {
+      log_(std::string("housekeeping: ") + e.what());
+    }
+  }
   if (o_.housekeeping)
     housekeeping_ = std::make_unique<Housekeeping>(
         url_, o_.queue, HousekeepingPlan::for_lease(o_.lease.chrono()), log_);
