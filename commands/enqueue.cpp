@@ -183,7 +183,9 @@ NewJobAfter job_from_line(const std::string& line, std::size_t number, const Enq
     if (line_delay && !line_run_at) one.run_at.clear();
     if (line_run_at && !line_delay) one.delay.clear();
     if (one.queue.empty()) throw UsageError("no \"queue\" (give one per line, or QUEUE)");
-    return job_from_options(one, max_payload);
+    NewJobAfter job = job_from_options(one, max_payload);
+    job.line = number;
+    return job;
   } catch (const UsageError& e) {
     // The checks are the command line's: their messages name options, the line has keys.
     throw UsageError(
@@ -260,13 +262,24 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
   const bool one_by_one = std::any_of(lines.begin(), lines.end(), [](const NewJobAfter& j) {
     return j.job.dedupe_key.has_value() || j.batch.has_value();
   });
+  // A parent or batch the database refuses is named with its line, as the line's own checks.
+  auto on_lines = [&](auto&& write) {
+    try {
+      write();
+    } catch (const JobInputError& e) {
+      throw UsageError("line " + std::to_string(lines.at(e.index).line) + ": " +
+                       with_line_keys(e.what(), {"after", "batch"}));
+    }
+  };
   if (any_after && !one_by_one) {
     // Every line's parents locked at once, then multi-row inserts; one transaction.
-    r.enqueued = Dependencies(ctx.migrated_db()).enqueue_bulk(lines);
+    on_lines([&] { r.enqueued = Dependencies(ctx.migrated_db()).enqueue_bulk(lines); });
   } else if (any_after) {
     // With dedupe keys or batches, one line at a time; still one transaction.
-    for (const EnqueueResult& e : Dependencies(ctx.migrated_db()).enqueue(lines))
-      ++(e.duplicate ? r.duplicates : r.enqueued);
+    on_lines([&] {
+      for (const EnqueueResult& e : Dependencies(ctx.migrated_db()).enqueue(lines))
+        ++(e.duplicate ? r.duplicates : r.enqueued);
+    });
   } else if (!lines.empty()) {
     std::vector<NewJob> jobs;
     jobs.reserve(lines.size());

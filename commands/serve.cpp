@@ -36,7 +36,7 @@ void setup_serve(CLI::App& app, Context& ctx) {
   sub->add_option("--threads", o->serve.http.threads,
                   "Requests served at once, each with its own connection (default 8)")
       ->check(CLI::Range(1, 64));
-  sub->add_option("--refresh", o->refresh, "How often the page refreshes (default 2s)")
+  sub->add_option("--refresh", o->refresh, "How often the page refreshes, 200ms to 1h (default 2s)")
       ->type_name("DUR");
   sub->add_option("--request-timeout", o->request_timeout,
                   "Close a connection slower than this to send a request or read an answer "
@@ -78,8 +78,10 @@ void setup_serve(CLI::App& app, Context& ctx) {
     }
     parse_listen(o->listen, o->serve.http);
     const Duration refresh = Duration::parse(o->refresh, "--refresh");
-    if (refresh.ms() < 200) throw UsageError("--refresh " + o->refresh + " is under 200ms");
-    o->serve.refresh_ms = static_cast<int>(std::min<std::int64_t>(refresh.ms(), 3600000));
+    // The page takes the same range (web/app.js, loadSession).
+    if (refresh.ms() < 200 || refresh.ms() > 3600000)
+      throw UsageError("--refresh " + o->refresh + " is not between 200ms and 1h");
+    o->serve.refresh_ms = static_cast<int>(refresh.ms());
     const Duration request = Duration::parse(o->request_timeout, "--request-timeout");
     if (request.ms() < 1000 || request.ms() > 3600000)
       throw UsageError("--request-timeout " + o->request_timeout + " is not between 1s and 1h");

@@ -27,6 +27,7 @@ struct TopOptions {
   bool once = false;
   std::string interval = "1s";
   int failures = kTopFailures;
+  bool failures_given = false;  // given at all: the default's value given is still refused
 };
 
 constexpr std::int64_t kShortestIntervalMs = 100;
@@ -131,7 +132,7 @@ void run_top(Context& ctx, const TopOptions& o) {
                      " prints one frame: add --once (the live view is for people)");
   if (!ctx.options.fields.empty())
     throw UsageError("--field does not apply to top: use `top --once -o json`");
-  if (o.failures != kTopFailures && !o.once)
+  if (o.failures_given && !o.once)
     throw UsageError("--failures is for `top --once` (the screen has room for " +
                      std::to_string(kTopFailures) + ")");
 
@@ -163,10 +164,11 @@ void setup_top(CLI::App& app, Context& ctx) {
   sub->add_flag("--once", o->once, "Print one frame and exit (also -o json)");
   sub->add_option("--interval", o->interval, "Time between frames (default 1s, at least 100ms)")
       ->type_name("DUR");
-  sub->add_option("--failures", o->failures,
-                  "With --once: list the N newest failures (default 5; JSON has them all)")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("N");
+  CLI::Option* failures =
+      sub->add_option("--failures", o->failures,
+                      "With --once: list the N newest failures (default 5; JSON has them all)")
+          ->check(CLI::Range(1, 1000))
+          ->type_name("N");
   sub->footer(
       "On a terminal, top takes the whole screen and redraws it every --interval; q or\n"
       "Ctrl-C quits (r redraws at once) and the terminal is left as it was. Per queue:\n"
@@ -188,7 +190,10 @@ void setup_top(CLI::App& app, Context& ctx) {
       "  queuectl top --interval 5s\n"
       "  queuectl top --once\n"
       "  queuectl top --once -o json | jq '.queues[] | {queue, ready, failed}'");
-  sub->callback([&ctx, o] { run_top(ctx, *o); });
+  sub->callback([&ctx, o, failures] {
+    o->failures_given = failures->count() > 0;
+    run_top(ctx, *o);
+  });
 }
 
 }  // namespace queuectl

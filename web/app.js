@@ -128,7 +128,8 @@ async function loadSession() {
     const { data } = await api('/api/session');
     Object.assign(S.session, data || {});
     const ms = Number(S.session.refresh_ms);
-    S.session.refresh_ms = Number.isFinite(ms) && ms >= 250 ? ms : 2000;
+    // serve --refresh takes 200ms to 1h; anything else is no server's.
+    S.session.refresh_ms = Number.isFinite(ms) && ms >= 200 && ms <= 3600000 ? ms : 2000;
     S.sessionOk = true;
     clearFlash('session');
   } catch (e) {

@@ -162,8 +162,12 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e) {
       const std::string wanted =
           what.substr(at + std::strlen(count), required - at - std::strlen(count));
       const std::string got = what.substr(required + std::strlen(" required but received "));
-      what = what.substr(0, at) + " takes " + wanted + " values, not " + got +
-             (std::string(count) == ": At least " ? " (a value of [] counts as none)" : "");
+      what = what.substr(0, at) + " takes " + wanted + (wanted == "1" ? " value" : " values") +
+             ", not " + got +
+             (std::string(count) == ": At least "
+                  ? " (a value of [] counts as none)"
+                  : " (given more than once, or a word after its values: quote a value with "
+                    "spaces)");
       break;
     }
   }

@@ -355,18 +355,22 @@ Output groups_view(const std::vector<GroupHead>& groups, const std::optional<std
       {"GROUP", "STATE", "HEAD", "ATTEMPTS", "AGE", "RUN_AT", "WAITING", "LAST_ERROR"}, {}, fit};
   Table wide = t;
   for (const GroupHead& g : groups) {
-    // processing; waiting: ready, but not due before run_at (a retry backoff); blocked:
-    // failed, in a strict queue.
+    // processing; waiting: ready, but not due before run_at (a retry backoff, a delay), or
+    // waiting for other jobs (enqueue --after: no run_at yet); blocked: failed, in a strict
+    // queue.
     const char* state = g.status == Status::processing ? "processing"
                         : g.status == Status::ready    ? "waiting"
                                                        : "blocked";
+    const bool after_others = g.status == Status::ready && is_waiting_run_at(g.run_at);
     out.document.push_back({{"group_key", g.group_key},
                             {"state", state},
                             {"head_id", g.id},
-                            {"head_status", std::string(status_name(g.status))},
+                            {"head_status", after_others ? std::string("waiting")
+                                                         : std::string(status_name(g.status))},
                             {"attempts", g.attempts},
                             {"age_seconds", g.age_seconds},
-                            {"run_at", g.run_at},
+                            {"run_at", after_others ? nlohmann::ordered_json(nullptr)
+                                                    : nlohmann::ordered_json(g.run_at)},
                             {"waiting", g.waiting},
                             {"last_error", opt(g.last_error)}});
     // The table shows the error's first line; `show HEAD` has all of it.
@@ -377,11 +381,13 @@ Output groups_view(const std::vector<GroupHead>& groups, const std::optional<std
                                     std::to_string(g.id),
                                     std::to_string(g.attempts),
                                     human_duration(g.age_seconds),
-                                    now ? relative_time(g.run_at, *now) : g.run_at,
+                                    after_others ? "-"
+                                    : now        ? relative_time(g.run_at, *now)
+                                                 : g.run_at,
                                     std::to_string(g.waiting),
                                     error};
     t.rows.push_back(row);
-    row[5] = g.run_at;
+    row[5] = after_others ? "-" : g.run_at;
     wide.rows.push_back(row);
   }
   out.elements = true;

@@ -22,9 +22,12 @@ std::string_view status_name(Status s) {
   return "unknown";
 }
 
+bool is_waiting_run_at(std::string_view run_at) {
+  return run_at.rfind(kWaitingRunAtText, 0) == 0 || run_at.rfind(kWaitingRunAtTextMysql, 0) == 0;
+}
+
 bool is_waiting(const Job& job) {
-  return job.status == Status::ready && (job.run_at.rfind(kWaitingRunAtText, 0) == 0 ||
-                                         job.run_at.rfind(kWaitingRunAtTextMysql, 0) == 0);
+  return job.status == Status::ready && is_waiting_run_at(job.run_at);
 }
 
 std::string_view job_status_text(const Job& job) {

@@ -74,6 +74,8 @@ struct JobReport {
 // SQLite; the last microsecond of TIMESTAMP(6) on MySQL/MariaDB, which ends in 2038.
 inline constexpr const char* kWaitingRunAtText = "9999-12-31T00:00:00";
 inline constexpr const char* kWaitingRunAtTextMysql = "2038-01-19T03:14:07.999999";
+// Whether a ready job's run_at (as the database prints it) is the waiting stand-in.
+bool is_waiting_run_at(std::string_view run_at);
 // Whether `job` waits for other jobs: ready, with the waiting run_at.
 bool is_waiting(const Job& job);
 // A job's status as `list`, `show` and JSON name it: "waiting" for a waiting job, else

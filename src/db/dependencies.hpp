@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "db/database.hpp"
 #include "db/job_repository.hpp"
 
@@ -37,6 +38,7 @@ struct NewJobAfter {
   std::vector<std::int64_t> after;  // parents, sorted, no duplicates; empty: none
   ParentFailure on_parent_failure = ParentFailure::cancel;
   std::optional<std::int64_t> batch;  // joins this open batch (enqueue --batch)
+  std::size_t line = 0;               // enqueue --from: the input line it came from
 };
 
 // One parent of a job, as `show` tells it.
@@ -57,13 +59,23 @@ struct JobWaits {
   std::int64_t children_total = 0;
 };
 
+// A job of `enqueue` or `enqueue_bulk` refused for what it names (a parent with no job, a
+// batch that does not exist or is closed): `index` is its place in the jobs given, so that
+// `enqueue --from` can name the input line. The message names the option (--after, --batch).
+class JobInputError : public UsageError {
+ public:
+  JobInputError(std::size_t index, const std::string& message)
+      : UsageError(message), index(index) {}
+  std::size_t index;
+};
+
 class Dependencies {
  public:
   explicit Dependencies(Database& db) : db_(db) {}
 
   // Enqueues each job after its parents, and into its batch, all in one transaction. A
   // parent id with no job, or a batch that does not exist or is closed, is refused
-  // (UsageError, nothing written). A parent already done counts as met; one failed or
+  // (JobInputError, nothing written). A parent already done counts as met; one failed or
   // canceled gets the job's policy at once.
   std::vector<EnqueueResult> enqueue(const std::vector<NewJobAfter>& jobs);
   // The same for many jobs, none with a dedupe key or a batch (`enqueue --from`): the

@@ -55,17 +55,21 @@ EdgePlan plan_edges(const std::vector<std::int64_t>& after,
   return plan;
 }
 
-// Locks the parents of every job and reads their statuses; an id with no job is bad input.
+// Locks the parents of every job and reads their statuses; an id with no job is bad input,
+// reported for the first job (from `first`, its index among all the jobs given) that names it.
 std::map<long long, Status> lock_parents(soci::session& s, const DependencySql& q,
-                                         const std::vector<NewJobAfter>& jobs) {
+                                         const std::vector<NewJobAfter>& jobs,
+                                         std::size_t first = 0) {
   std::vector<long long> all;
   for (const NewJobAfter& j : jobs) all.insert(all.end(), j.after.begin(), j.after.end());
   sort_unique(all);
   std::map<long long, Status> status_of = lock_statuses(s, q.lock_jobs, all);
-  for (long long p : all)
-    if (!status_of.count(p))
-      throw UsageError("--after: job " + std::to_string(p) +
-                       " does not exist (a job can only wait for jobs already enqueued)");
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    for (long long p : jobs[i].after)
+      if (!status_of.count(p))
+        throw JobInputError(first + i, "--after: job " + std::to_string(p) +
+                                           " does not exist (a job can only wait for jobs "
+                                           "already enqueued)");
   return status_of;
 }
 
@@ -127,14 +131,21 @@ std::vector<EnqueueResult> Dependencies::enqueue(const std::vector<NewJobAfter>&
   db_.transaction([&] {
     out.clear();
     auto& s = db_.session();
-    for (const NewJobAfter& one : jobs) {
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const NewJobAfter& one = jobs[i];
       // The parents, locked: a parent's finishing write waits until this transaction has
       // added its edge, and then sees it; or it finished first, and its status says so.
-      const std::map<long long, Status> status_of = lock_parents(s, q, {one});
+      const std::map<long long, Status> status_of = lock_parents(s, q, {one}, i);
       // The batch after the parents, as a finishing transaction takes the finished job's row
       // first. (It may then lock a child's row after a batch row; such a deadlock is rare and
       // retried as any contention is.)
-      if (one.batch) Batches(db_).lock_open(*one.batch);
+      if (one.batch) {
+        try {
+          Batches(db_).lock_open(*one.batch);
+        } catch (const UsageError& e) {
+          throw JobInputError(i, e.what());
+        }
+      }
       EdgePlan plan = plan_edges(one.after, status_of, one.on_parent_failure);
       NewJob job = one.job;
       if (plan.waits()) {  // inserted waiting, not held after

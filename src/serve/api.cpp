@@ -187,7 +187,8 @@ std::optional<ApiCall> get_call(const HttpRequest& req) {
   } else if (path.rfind("/api/jobs/", 0) == 0 && path.find('/', 10) == std::string::npos) {
     Query q(req, "/api/jobs/ID", {});
     call.args = command({"show"});
-    positional(call.args, {path.substr(10)});
+    // Checked as a query value is: a decoded NUL would end the id early in argv.
+    positional(call.args, {checked_value(path.substr(10), "the job id of /api/jobs/ID")});
   } else if (path == "/api/leases") {
     Query q(req, path, {"expired", "unleased", "expiring_within", "older_than", "worker", "limit"});
     call.args = command({"leases"});

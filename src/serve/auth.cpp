@@ -1,5 +1,7 @@
 #include "serve/auth.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -9,7 +11,7 @@ namespace queuectl {
 
 AuthFile AuthFile::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read --auth-file " + path);
+  if (!in) throw UsageError("cannot read --auth-file " + path + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);

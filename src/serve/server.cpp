@@ -6,7 +6,10 @@
 #include <sys/random.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -320,6 +323,14 @@ void run_serve(Context& ctx, const ServeOptions& options) {
                      "give --auth-file (and TLS with --tls-cert/--tls-key, or a reverse proxy)");
   if (http.tls_cert.empty() != http.tls_key.empty())
     throw UsageError("--tls-cert and --tls-key go together: give both");
+  // A file that cannot be opened is bad input, said before anything starts (whether it holds
+  // a certificate is for the TLS library to say).
+  for (const auto& [option, path] :
+       {std::pair<const char*, const std::string&>{"--tls-cert", http.tls_cert},
+        {"--tls-key", http.tls_key}})
+    if (!path.empty() && !std::ifstream(path))
+      throw UsageError(std::string("cannot read ") + option + " " + path + ": " +
+                       std::strerror(errno));
   if (options.read_only && options.allow_writes)
     throw UsageError("--read-only and --allow-writes exclude each other: give one");
   std::optional<AuthFile> auth;

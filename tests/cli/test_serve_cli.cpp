@@ -260,6 +260,31 @@ TEST_CASE("serve: SIGTERM as it starts still ends it, with exit 0") {
   }
 }
 
+// httplib's default socket options included SO_REUSEPORT: a second serve on a port in use
+// bound too, said it was listening, and the kernel shared the connections between the two.
+TEST_CASE("serve: a second serve on a port in use is refused, and the first serves on") {
+  FreshDatabase fixture;
+  ServeProcess first(fixture.url());
+  TempDir dir;
+  const std::string log = dir.path() + "/second.log";
+  const int pid = spawn_process({QUEUECTL_BINARY, "--db", fixture.url(), "serve", "--listen",
+                                 "127.0.0.1:" + std::to_string(first.port()), "--allow-writes"},
+                                log);
+  int code = -1;
+  const bool ended = wait_until([&] { return try_wait(pid, code); }, 20000);
+  if (!ended) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  REQUIRE_MESSAGE(ended, "the second serve is still running; its log:\n" << read_text(log));
+  CHECK(code == 1);
+  const std::string text = read_text(log);
+  CHECK(contains(text, "cannot listen on 127.0.0.1:" + std::to_string(first.port())));
+  CHECK(contains(text, "pick another with --listen"));
+  CHECK_FALSE(contains(text, "listening on"));
+  CHECK(first.stop() == 0);
+}
+
 TEST_CASE("serve: listening anywhere but loopback needs --auth-file") {
   FreshDatabase fixture;
   check_usage_error(queuectl(fixture.url(), {"serve", "--listen", "0.0.0.0:0"}), "--auth-file");

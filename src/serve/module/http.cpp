@@ -191,6 +191,13 @@ std::string serve(const HttpServerConfig& config, const HttpHandler& handler,
   } else {
     server = std::make_unique<httplib::Server>();
   }
+  // httplib's default sets SO_REUSEPORT, with which a second server on a port in use binds
+  // too and the kernel shares the connections between the two. SO_REUSEADDR alone still lets
+  // a restart take the port while the last run's connections are in TIME_WAIT.
+  server->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   const int threads = config.threads;
   server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server->set_payload_max_length(config.max_body);
