@@ -33,8 +33,11 @@
 # account through a pool in transaction mode with 4 server connections, as most
 # deployments run it; database queuectl_session is the same pool in session mode,
 # queuectl_fleet a transaction pool of 8 server connections (the 32-worker test),
-# queuectl_suite the transaction pool the suites run through (ctest *_pgbouncer) and
-# queuectl_one a transaction pool of one server connection.
+# queuectl_suite the transaction pool the suites run through (ctest *_pgbouncer), in front
+# of a database of their own (queuectl_test_pooled, so that they run beside the direct
+# suites), and queuectl_one a transaction pool of one server connection. A third database,
+# queuectl_test_side, takes more suites side by side (QUEUECTL_TEST_PG_DATABASE, see
+# tests/support/fixture.hpp).
 #
 # Both servers listen only on 127.0.0.1 (plus their Unix sockets in DIR), on free
 # ports chosen at start. No system service is ever used. Servers are tuned for
@@ -231,11 +234,13 @@ pg_start() {
   done
 
   if [[ ! -f $PGDIR/.initialized ]]; then
-    log "pg: creating role password and database $DB_NAME"
+    log "pg: creating role password and databases $DB_NAME, ${DB_NAME}_pooled, ${DB_NAME}_side"
     if ! as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGDIR" -p "$port" -U "$DB_USER" -d postgres \
         >>"$DIR/pg-setup.log" 2>&1 <<EOF; then
 ALTER ROLE $DB_USER WITH PASSWORD '$DB_PASS';
 SELECT 'CREATE DATABASE $DB_NAME' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '$DB_NAME')\gexec
+SELECT 'CREATE DATABASE ${DB_NAME}_pooled' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '${DB_NAME}_pooled')\gexec
+SELECT 'CREATE DATABASE ${DB_NAME}_side' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '${DB_NAME}_side')\gexec
 EOF
       show_log "$DIR/pg-setup.log"
       die "PostgreSQL setup failed"
@@ -480,7 +485,7 @@ pgb_start() {
 queuectl_tx = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction
 queuectl_session = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=session
 queuectl_fleet = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction pool_size=8
-queuectl_suite = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction
+queuectl_suite = host=127.0.0.1 port=$pg dbname=${DB_NAME}_pooled pool_mode=transaction
 queuectl_one = host=127.0.0.1 port=$pg dbname=$DB_NAME pool_mode=transaction pool_size=1
 
 [pgbouncer]

@@ -30,4 +30,7 @@ eval "$server_env"
 export QUEUECTL_TEST_PG_URL QUEUECTL_TEST_MYSQL_URL QUEUECTL_TEST_PGBOUNCER_URL
 
 cd build
-ctest --output-on-failure -j2 "$@"
+# Four suites at a time on CI's two cores: a suite mostly waits (for servers, timers and the
+# processes it starts; a whole CLI suite uses about a fifth of a core), and suites that share
+# a database run one after another whatever -j says (tests/CMakeLists.txt).
+ctest --output-on-failure -j4 "$@"

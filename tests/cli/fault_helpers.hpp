@@ -178,13 +178,19 @@ inline void hold_ack_lock(soci::session& holder, std::int64_t id) {
 // LOCK WAIT (information_schema.innodb_trx, which needs the PROCESS privilege the test
 // servers grant). SQLite shows no waiter (a writer retries in its busy handler, seen by no
 // one): there it returns at once, and the caller's wait for what led to the write is all.
+// How many connections wait for a lock: on PostgreSQL those of this database only (other
+// suites run beside on databases of their own); the MariaDB suites run one at a time.
+inline std::string lock_waiters_sql() {
+  return is_postgresql()
+             ? "SELECT COUNT(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+               "WHERE NOT l.granted AND a.datname = current_database()"
+             : "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'";
+}
+
 inline void wait_for_lock_waiter(FreshDatabase& fixture, const std::string& what) {
   if (is_sqlite()) return;
   std::unique_ptr<Database> observer = fixture.connect();
-  const std::string sql =
-      is_postgresql()
-          ? "SELECT COUNT(*) FROM pg_locks WHERE NOT granted"
-          : "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'";
+  const std::string sql = lock_waiters_sql();
   REQUIRE_MESSAGE(wait_until([&] { return scalar(*observer, sql) > 0; }, 30000),
                   what << " never waited for the lock");
 }

@@ -31,6 +31,10 @@ std::string pooled_url(const std::string& pool) {
 
 const char* const kPools[] = {"queuectl_tx", "queuectl_session"};
 
+// pg_locks of this database only: other suites run beside on databases of their own.
+const std::string kThisDatabase =
+    "database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+
 }  // namespace
 
 TEST_CASE(
@@ -193,7 +197,8 @@ TEST_CASE(
              static_cast<long long>(versions));
   }
   // No advisory lock is left behind on any server session of the pool.
-  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == 0);
+  CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND " +
+                                 kThisDatabase) == 0);
 
   enqueue_many(url, "pooled", 5);
   // --max-jobs, not --drain: a draining worker does not listen at all.
@@ -274,10 +279,11 @@ TEST_CASE(
   CHECK(scalar(fixture.db(), "SELECT COUNT(*) FROM queuectl_locks WHERE name = 'nightly'") == 1);
   CHECK(scalar(fixture.db(),
                "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND "
-               "((classid::bigint << 32) | objid::bigint) = hashtextextended('nightly', 0)") == 0);
+               "((classid::bigint << 32) | objid::bigint) = hashtextextended('nightly', 0) AND " +
+                   kThisDatabase) == 0);
   CHECK(scalar(fixture.db(),
-               "SELECT COUNT(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'") ==
-        0);
+               "SELECT COUNT(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' "
+               "AND datname = current_database()") == 0);
   check_error(queuectl(url, {"lock", "nightly", "--", "true"}), 5, "held by someone else");
   touch(dir.path() + "/go");
   CHECK(wait_child(cleanup, holder) == 0);

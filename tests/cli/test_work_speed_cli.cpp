@@ -191,10 +191,7 @@ TEST_CASE("cli: work: a command that exits is reaped while another job's ack wai
   // observer sometimes saw neither wait of a burst of tries that ended before it looked.
   if (!is_sqlite()) {
     std::unique_ptr<Database> observer = fixture.connect();
-    const std::string waiters =
-        is_postgresql()
-            ? "SELECT COUNT(*) FROM pg_locks WHERE NOT granted"
-            : "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'";
+    const std::string waiters = lock_waiters_sql();
     REQUIRE_MESSAGE(wait_until(
                         [&] {
                           return scalar(*observer, waiters) > 0 ||

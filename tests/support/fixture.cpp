@@ -63,7 +63,18 @@ std::string direct_url() {
     throw std::runtime_error(std::string(var) +
                              " is not set: run the tests through scripts/test.sh, which starts "
                              "the servers");
-  return url;
+  std::string u = url;
+  if (b != Backend::postgresql) return u;
+  // Another database of the same server (scripts/test-servers.sh makes them), so that
+  // suites run side by side without emptying each other's tables: the one behind the
+  // pooler's queuectl_suite pool for the suites through it, or the one named.
+  const std::size_t slash = u.rfind('/');
+  const char* database = std::getenv("QUEUECTL_TEST_PG_DATABASE");
+  if (through_pooler())
+    u += "_pooled";
+  else if (database && *database)
+    u = u.substr(0, slash + 1) + database;
+  return u;
 }
 
 namespace {

@@ -25,6 +25,10 @@ std::string base_url();
 // application) skip on it.
 bool through_pooler();
 // The server's own URL (QUEUECTL_TEST_PG_URL / QUEUECTL_TEST_MYSQL_URL), past any pooler.
+// On PostgreSQL, suites run side by side on databases of their own, which
+// scripts/test-servers.sh makes: through the pooler, the database behind its queuectl_suite
+// pool (queuectl_test_pooled); else the one QUEUECTL_TEST_PG_DATABASE names, if set
+// (queuectl_test_side); else the URL's (queuectl_test, behind the pooler's other pools).
 std::string direct_url();
 
 // A fresh schema: empty queue tables, fully migrated, ids starting at 1. On a server, the
