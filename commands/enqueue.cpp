@@ -263,9 +263,9 @@ Output run_bulk(Context& ctx, const EnqueueOptions& o) {
     return j.job.dedupe_key.has_value() || j.batch.has_value();
   });
   // A parent or batch the database refuses is named with its line, as the line's own checks.
-  auto on_lines = [&](auto&& write) {
+  auto on_lines = [&](auto&& enqueue_all) {
     try {
-      write();
+      enqueue_all();
     } catch (const JobInputError& e) {
       throw UsageError("line " + std::to_string(lines.at(e.index).line) + ": " +
                        with_line_keys(e.what(), {"after", "batch"}));
