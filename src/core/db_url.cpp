@@ -120,9 +120,15 @@ void parse_server_url(std::string_view rest, DbUrl& url) {
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     if (kv.empty()) continue;
     auto eq = kv.find('=');
-    if (eq == std::string_view::npos || eq == 0)
-      throw bad_url("query parameter '" + std::string(kv.substr(0, eq)) + "' needs a value");
-    url.params[percent_decode(kv.substr(0, eq))] = percent_decode(kv.substr(eq + 1));
+    if (eq == 0) throw bad_url("a query parameter has no name before its '='");
+    if (eq == std::string_view::npos)
+      throw bad_url("query parameter '" + std::string(kv) + "' needs a value");
+    // The last of two would win unseen (sslmode=require&sslmode=disable): refused, the value
+    // never shown (it may be a password).
+    const std::string key = percent_decode(kv.substr(0, eq));
+    if (url.params.count(key))
+      throw bad_url("query parameter '" + key + "' is given twice: give it once");
+    url.params[key] = percent_decode(kv.substr(eq + 1));
   }
 }
 
@@ -174,6 +180,7 @@ void parse_sqlite_url(std::string_view rest, DbUrl& url) {
           "query parameter 'mode' must be ro (read-only) or rw (read-write, never "
           "create the file), not '" +
           value + "'");
+    if (url.params.count(key)) throw bad_url("query parameter 'mode' is given twice: give it once");
     url.params[key] = value;
   }
 }

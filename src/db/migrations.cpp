@@ -281,7 +281,7 @@ void refuse_foreign_table(Database& db) {
   if (diffs.empty()) what = "its columns are queuectl's, but migrate has no record of it";
   throw Error("table job_queue already exists in " + db.url().redacted() +
               " and was not created by `queuectl migrate` (" + what +
-              "); nothing was changed: see \"Adopting an existing job_queue\" in the README");
+              "); nothing was changed: see \"Adopting an existing job_queue\" in docs/shared-table.md");
 }
 
 }  // namespace

@@ -353,3 +353,54 @@ TEST_CASE("the table refuses a queue name the command line cannot name") {
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// SQLite has no timestamp type and the claim compares run_at as text: an application's
+// ISO 8601 'T...Z' looked due in `list` but was not claimed before the next UTC day, and a
+// number sorted before every job, could not be read back and held up its whole queue. The
+// table (migration 19) now takes queuectl's form only.
+TEST_CASE("SQLite: the table refuses a run_at that is not queuectl's time text" *
+          doctest::skip(!is_sqlite())) {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  auto app = fixture.connect();
+  auto insert = [&](const std::string& run_at_sql) {
+    try {
+      app->session() << "INSERT INTO job_queue (queue, payload, run_at) VALUES ('app', '{}', " +
+                            run_at_sql + ")";
+      return true;
+    } catch (const soci::soci_error& e) {
+      CHECK_MESSAGE(std::string(e.what()).find("job_queue.run_at: write a UTC time as text") !=
+                        std::string::npos,
+                    e.what());
+      return false;
+    }
+  };
+  for (const char* bad :
+       {"strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour')", "unixepoch('now')", "julianday('now')",
+        "'2026-13-01 00:00:00'", "'2026-11-30 10:00'", "'2026-11-30 10:00:00.'",
+        "'2026-11-30 10:00:00.1234567'", "'2026-11-30 10:00:00+09:00'", "NULL"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(insert(bad));
+  }
+  CHECK(ok_json(url, {"stats"}).empty());  // nothing was stored
+  for (const char* good :
+       {"strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 hour')",
+        "strftime('%Y-%m-%d %H:%M:%S', 'now', '-1 hour')", "'2000-01-01 00:00:00.123456'"}) {
+    CAPTURE(good);
+    CHECK(insert(good));
+  }
+  CHECK(claim(url, "app", {"--limit", "10"}).size() == 3);
+  // An UPDATE that sets run_at is held to the same rule.
+  const std::int64_t id = enqueue(url, "later", "{}", {"--delay", "1h"})["id"].get<std::int64_t>();
+  CHECK_THROWS_AS(app->session() << "UPDATE job_queue SET run_at = unixepoch('now') WHERE id = " +
+                                        std::to_string(id),
+                  soci::soci_error);
+  app->session()
+      << "UPDATE job_queue SET run_at = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE id = " +
+             std::to_string(id);
+  CHECK(claim_one(url, "later")["id"] == id);
+}
+
+}  // namespace queuectl::testing::cli

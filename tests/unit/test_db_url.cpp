@@ -185,6 +185,13 @@ TEST_CASE("core::DbUrl::parse rejections") {
     rejects("postgresql://[::1/jobs", "[");
     rejects("postgresql://[::1]x/jobs", "host");
     rejects("postgresql://db/jobs?sslmode", "sslmode");
+    rejects("postgresql://db/jobs?=require", "no name before its '='");
+  }
+  SUBCASE("a query parameter given twice (the last would win unseen)") {
+    rejects("postgresql://db/jobs?sslmode=require&sslmode=disable",
+            "query parameter 'sslmode' is given twice");
+    rejects("mysql://app@db/jobs?ssl-mode=REQUIRED&ssl%2Dmode=DISABLED", "'ssl-mode' is given twice");
+    rejects("sqlite:q.db?mode=ro&mode=rw", "'mode' is given twice");
   }
   SUBCASE("sqlite: without a path") {
     rejects("sqlite:", "sqlite");
@@ -203,6 +210,7 @@ TEST_CASE("core::DbUrl passwords never appear in messages") {
              "postgresql://app:s3cret@db/jobs/x",
              "postgresql://app:s3cret@[::1]x/jobs",
              "postgresql://app:s3cret@db/jobs?sslmode",
+             "postgresql://app@db/jobs?password=s3cret&password=s3cret2",
              "mysql://app:s3cret@db:99999/queue",
              "mariadb://app:s3cret@db:3306",
              "postgresql://app:s3cr%zzet@db/jobs",
