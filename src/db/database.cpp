@@ -13,6 +13,9 @@
 namespace queuectl {
 namespace {
 
+constexpr const char* kReadOnlyHint =
+    "the URL opens the file read-only with ?mode=ro, and this command writes: drop ?mode=ro";
+
 // Sleeps before retry `attempt` (1-based): 10ms doubling to 500ms, with full jitter.
 void contention_pause(int attempt) {
   double ceiling_ms = std::min(500.0, 10.0 * (1 << std::min(attempt, 6)));
@@ -124,8 +127,17 @@ const NamedLockStatements& Database::lock_sql() {
   return *sql().locks.session;
 }
 
+// The driver says "attempt to write a readonly database"; with ?mode=ro the cause is the URL.
+bool Database::opened_read_only() const {
+  const auto mode = url_.params.find("mode");
+  return url_.backend == Backend::sqlite && mode != url_.params.end() && mode->second == "ro";
+}
+
 std::string Database::access_hint() const {
-  if (url_.backend == Backend::sqlite) return "check the file's path and permissions";
+  if (url_.backend == Backend::sqlite) {
+    if (opened_read_only()) return kReadOnlyHint;
+    return "check the file's path and permissions";
+  }
   if (url_.password_origin.empty())
     return "check the user and the database name; no password was given: put it in the URL, "
            "QUEUECTL_DB_PASSWORD or --db-password-file";
@@ -211,6 +223,8 @@ void Database::translate_error(const soci::soci_error& e) const {
   if (dialect_->is_contention(e))
     throw TemporaryError("database contention on " + url_.redacted() + " persisted after " +
                          std::to_string(max_attempts) + " tries: " + msg);
+  if (opened_read_only() && msg.find("readonly database") != std::string::npos)
+    msg += std::string(" (") + kReadOnlyHint + ")";
   throw Error("database error on " + url_.redacted() + ": " + msg);
 }
 

@@ -96,6 +96,7 @@ class Database {
   void in_transaction(const std::function<void()>& begin, const std::function<void()>& work);
   // What to check after a refused login, naming where the password came from.
   std::string access_hint() const;
+  bool opened_read_only() const;  // an SQLite file opened with ?mode=ro
 
   DbUrl url_;
   std::unique_ptr<Dialect> dialect_;

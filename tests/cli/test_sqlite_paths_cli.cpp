@@ -97,6 +97,13 @@ TEST_CASE("cli: sqlite: ?mode=ro opens read-only, ?mode=rw never creates" *
     CHECK(ok_json(ro, {"list"}).size() == 1);
     RunResult write = queuectl(ro, {"enqueue", "emails", "{}"});
     check_error(write, 1, "readonly");
+    // The driver's words say what; the line also says why and what to do.
+    CHECK(
+        contains(write.err,
+                 "opens the file read-only with ?mode=ro, and this command writes: drop ?mode=ro"));
+    std::ofstream(dir.path() + "/empty.db").flush();  // an empty file: a database of no tables
+    check_error(queuectl("sqlite://" + dir.path() + "/empty.db?mode=ro", {"migrate"}), 1,
+                "and this command writes: drop ?mode=ro");
     CHECK(ok_json("sqlite://" + path, {"list"}).size() == 1);
   }
   SUBCASE("mode=rw: an existing file works; a missing one is not created, even by migrate") {
