@@ -21,8 +21,7 @@ Output run_migrate(Context& ctx, const MigrateOptions& o) {
   const Duration lock_wait =
       duration_option(o.lock_wait, "--lock-wait", Duration(kMigrationLockWait));
   if (lock_wait.ms() < 1000) throw UsageError("--lock-wait must be at least 1s");
-  if (o.print && o.status)
-    throw UsageError("--status and --print exclude each other: give one");
+  if (o.print && o.status) throw UsageError("--status and --print exclude each other: give one");
   if (!o.lock_wait.empty() && (o.print || o.status))
     throw UsageError("--lock-wait applies to migrating, not to --status or --print");
   if (o.print) {

@@ -279,9 +279,10 @@ void refuse_foreign_table(Database& db) {
   for (std::size_t i = 0; i < shown; ++i) what += (i ? "; " : "") + diffs[i];
   if (diffs.size() > shown) what += "; and " + std::to_string(diffs.size() - shown) + " more";
   if (diffs.empty()) what = "its columns are queuectl's, but migrate has no record of it";
-  throw Error("table job_queue already exists in " + db.url().redacted() +
-              " and was not created by `queuectl migrate` (" + what +
-              "); nothing was changed: see \"Adopting an existing job_queue\" in docs/shared-table.md");
+  throw Error(
+      "table job_queue already exists in " + db.url().redacted() +
+      " and was not created by `queuectl migrate` (" + what +
+      "); nothing was changed: see \"Adopting an existing job_queue\" in docs/shared-table.md");
 }
 
 }  // namespace

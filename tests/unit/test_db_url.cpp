@@ -190,7 +190,8 @@ TEST_CASE("core::DbUrl::parse rejections") {
   SUBCASE("a query parameter given twice (the last would win unseen)") {
     rejects("postgresql://db/jobs?sslmode=require&sslmode=disable",
             "query parameter 'sslmode' is given twice");
-    rejects("mysql://app@db/jobs?ssl-mode=REQUIRED&ssl%2Dmode=DISABLED", "'ssl-mode' is given twice");
+    rejects("mysql://app@db/jobs?ssl-mode=REQUIRED&ssl%2Dmode=DISABLED",
+            "'ssl-mode' is given twice");
     rejects("sqlite:q.db?mode=ro&mode=rw", "'mode' is given twice");
   }
   SUBCASE("sqlite: without a path") {
