@@ -84,6 +84,9 @@ void run_work(Context& ctx, const WorkCliOptions& c) {
   // The summary is work's result: in the table view on stderr (stdout belongs to nobody
   // here), even with -q, which only silences the per-job lines.
   ctx.print_summary(out);
+  if (!s.error.empty())
+    throw Error("--drain stopped: the claim failed: " + s.error +
+                " (it would fail the same at every try; see the error)");
   // A CI step that drains a queue fails when a job did.
   if (o.drain && s.failed + s.timed_out > 0)
     throw Error(std::to_string(s.failed + s.timed_out) + " of " + std::to_string(s.total()) +

@@ -241,8 +241,20 @@ void Worker::claim_landed(Turn& turn, Clock::time_point now) {
   if (turn.claim_error) {
     try {
       std::rethrow_exception(turn.claim_error);
+    } catch (const TemporaryError& e) {
+      // An outage or contention: log it, reconnect, back off (jittered), and go on.
+      connection_trouble(e);
+      pacing_.failed(now, random_unit());
     } catch (const std::exception& e) {
-      // Temporary or not, a worker keeps going: log it, reconnect, back off (jittered).
+      // Anything else would fail the same way at every try. A worker that serves keeps
+      // going (someone may mend it); a drain, run by a script that waits for it, ends, and
+      // work exits 1 with the error, once its running jobs are done.
+      if (o_.drain) {
+        log_(std::string("claim failed: ") + e.what() + "; --drain stops");
+        summary_.error = e.what();
+        drained_ = true;
+        return;
+      }
       connection_trouble(e);
       pacing_.failed(now, random_unit());
     }

@@ -40,6 +40,7 @@ struct WorkerOptions {
 
 struct WorkerSummary {
   std::int64_t done = 0, failed = 0, timed_out = 0, released = 0, lost = 0;
+  std::string error;  // --drain: the claim error that ended it (one a retry would not mend)
   std::int64_t total() const { return done + failed + timed_out + released + lost; }
 };
 

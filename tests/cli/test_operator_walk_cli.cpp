@@ -116,3 +116,42 @@ TEST_CASE("serve: a job id with a control character is 400; --refresh's value re
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// A row the claim cannot read (a run_at stored as a number, from before migration 19) made
+// `work --drain` say "database trouble; retrying" for ever: a CI step that drains a queue
+// never ended. A claim error that is no outage ends the drain with exit 1 and the error.
+TEST_CASE("cli: work --drain ends with exit 1 on a claim error a retry cannot mend" *
+          doctest::skip(!is_sqlite())) {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  fixture.db().session() << "DROP TRIGGER job_queue_run_at_text";
+  fixture.db().session() << "INSERT INTO job_queue (queue, payload, run_at) "
+                            "VALUES ('epoch', '{}', unixepoch('now'))";
+  enqueue(url, "epoch");
+  const auto started = std::chrono::steady_clock::now();
+  // Under timeout(1), so that a drain that never ends fails the test (exit 124) instead of
+  // hanging it.
+  RunResult r = run_process(
+      {"timeout", "60", QUEUECTL_BINARY, "--db", url, "work", "epoch", "--drain", "--", "true"},
+      "");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(dump(r));
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "--drain stops"));
+  CHECK(contains(r.err, "queuectl: error: --drain stopped: the claim failed: "));
+  CHECK(seconds < 30);  // it ended by itself (before, it never did)
+  // A worker that serves goes on retrying (someone may mend the row): SIGTERM ends it, 0.
+  TempDir dir;
+  Cleanup cleanup;
+  const int pid = cleanup.child(
+      spawn_queuectl(url, {"work", "epoch", "--", "true"}, dir.path() + "/serve.log"));
+  CHECK(wait_until(
+      [&] { return contains(read_text(dir.path() + "/serve.log"), "database trouble"); }, 20000));
+  kill(pid, SIGTERM);
+  CHECK(wait_child(cleanup, pid) == 0);
+}
+
+}  // namespace queuectl::testing::cli
