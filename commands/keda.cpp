@@ -158,6 +158,16 @@ void run_keda(Context& ctx, const KedaOptions& o) {
                  {"# The URL goes through a pooler in transaction mode (?pooling=transaction):",
                   "# KEDA's driver prepares statements by name, which needs PgBouncer 1.21 or",
                   "# later with max_prepared_statements set; or name the server's own host."});
+  // The URL's TLS files are paths on this host, which the trigger cannot carry: said, so
+  // that a verify-full or a MySQL TLS connection does not quietly lose them in KEDA.
+  std::string tls_files;
+  for (const char* key : {"sslrootcert", "sslcert", "sslkey", "sslcrl", "sslca"})
+    if (url.params.count(key)) tls_files += (tls_files.empty() ? "" : ", ") + std::string(key);
+  if (!tls_files.empty())
+    lines.insert(lines.end(),
+                 {"# The URL's TLS files (" + tls_files + ") are not in this trigger: they are",
+                  "# paths on this host. Give KEDA's scaler the same TLS settings (see its docs),",
+                  "# or it connects without them."});
   if (o.scaled_job) lines.insert(lines.end(), {"scalingStrategy:", "  strategy: accurate"});
   lines.insert(lines.end(), {"triggers:", "  - type: " + scaler->type, "    metadata:"});
   for (const Setting& s : settings) {

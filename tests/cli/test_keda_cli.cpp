@@ -276,6 +276,16 @@ TEST_CASE("cli: keda: the trigger has the URL's connection and never its passwor
     CHECK(contains(pooled.out, "      port: \"6432\"\n"));
     RunResult direct = ok("postgresql://app@db:5432/jobs", {"keda", "q"});
     CHECK_FALSE(contains(direct.out, "PgBouncer"));
+    CHECK_FALSE(contains(direct.out, "TLS files"));
+  }
+  SUBCASE("the URL's TLS files are said to be left out, not dropped silently") {
+    RunResult pg =
+        ok("postgresql://app@db/jobs?sslmode=verify-full&sslrootcert=/etc/ca.pem", {"keda", "q"});
+    CHECK(contains(pg.out, "# The URL's TLS files (sslrootcert) are not in this trigger"));
+    CHECK(contains(pg.out, "      sslmode: \"verify-full\"\n"));
+    CHECK_FALSE(contains(pg.out, "/etc/ca.pem"));
+    RunResult my = ok("mysql://app@db/jobs?sslca=/etc/ca.pem&sslcert=/etc/c.pem", {"keda", "q"});
+    CHECK(contains(my.out, "# The URL's TLS files (sslcert, sslca) are not in this trigger"));
   }
   SUBCASE("hosts KEDA cannot reach as written, and several hosts") {
     RunResult local = ok("postgresql://app@localhost/jobs", {"keda", "work"});
