@@ -9,6 +9,7 @@
 #include "cli/terminal.hpp"
 #include "cli/views.hpp"
 #include "core/errors.hpp"
+#include "db/admin_repository.hpp"
 #include "db/lease_repository.hpp"
 #include "db/named_lock.hpp"
 
@@ -145,6 +146,10 @@ void run_reap(Context& ctx, const ReapCliOptions& o) {
   // `-q reap` from cron: a run that found nothing prints nothing, so cron mails only
   // when leases did expire (a worker died) or something failed.
   const bool nothing = result.requeued.empty() && result.failed.empty();
+  // A queue name nobody has used (a typo): said, with the nearest known name, as claim does.
+  if (nothing && r.queue) {
+    if (auto note = AdminRepository(db).unknown_queue_note(*r.queue)) ctx.note(*note);
+  }
   if (ctx.options.quiet && nothing && ctx.format() == Format::table) return;
   ctx.print(reap_view(result, r.dry_run, unleased, lock_name));
 }

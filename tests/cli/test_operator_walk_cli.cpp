@@ -155,3 +155,22 @@ TEST_CASE("cli: work --drain ends with exit 1 on a claim error a retry cannot me
 }
 
 }  // namespace queuectl::testing::cli
+
+namespace queuectl::testing::cli {
+
+// `reap emials` (a typo) said "returned 0 expired job(s)" and nothing else, where claim,
+// work and pause name a queue nobody has used.
+TEST_CASE("cli: reap QUEUE names a queue that never had a job, with the nearest name") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "emails");
+  RunResult typo = ok(url, {"reap", "emials"});
+  CHECK(contains(typo.err, "queue emials has never had a job or a setting"));
+  CHECK(contains(typo.err, "did you mean emails?"));
+  CHECK(ok(url, {"reap", "emails"}).err.find("never had a job") == std::string::npos);
+  RunResult quiet = ok(url, {"-q", "reap", "emials"});
+  CHECK(quiet.err.empty());
+  CHECK(quiet.out.empty());
+}
+
+}  // namespace queuectl::testing::cli
