@@ -164,11 +164,10 @@ void setup_top(CLI::App& app, Context& ctx) {
   sub->add_flag("--once", o->once, "Print one frame and exit (also -o json)");
   sub->add_option("--interval", o->interval, "Time between frames (default 1s, at least 100ms)")
       ->type_name("DUR");
-  CLI::Option* failures =
-      sub->add_option("--failures", o->failures,
-                      "With --once: list the N newest failures (default 5; JSON has them all)")
-          ->check(CLI::Range(1, 1000))
-          ->type_name("N");
+  sub->add_option("--failures", o->failures,
+                  "With --once: list the N newest failures (default 5; JSON has them all)")
+      ->check(CLI::Range(1, 1000))
+      ->type_name("N");
   sub->footer(
       "On a terminal, top takes the whole screen and redraws it every --interval; q or\n"
       "Ctrl-C quits (r redraws at once) and the terminal is left as it was. Per queue:\n"
@@ -190,8 +189,8 @@ void setup_top(CLI::App& app, Context& ctx) {
       "  queuectl top --interval 5s\n"
       "  queuectl top --once\n"
       "  queuectl top --once -o json | jq '.queues[] | {queue, ready, failed}'");
-  sub->callback([&ctx, o, failures] {
-    o->failures_given = failures->count() > 0;
+  sub->callback([&ctx, o, sub] {
+    o->failures_given = sub->count("--failures") > 0;
     run_top(ctx, *o);
   });
 }

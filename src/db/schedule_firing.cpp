@@ -96,13 +96,8 @@ void prune_fires(Database& db, const std::string& name, std::int64_t before, std
 struct ScheduleRace {};
 
 bool unfinished(Database& db, std::int64_t job_id) {
-  long long id = job_id;
-  int status = -1;
-  soci::indicator ind = soci::i_null;
-  db.session() << db.sql().schedules.job_status, use(id, "id"), soci::into(status, ind);
-  if (ind == soci::i_null || !db.session().got_data()) return false;  // purged
-  return status == static_cast<int>(Status::ready) ||
-         status == static_cast<int>(Status::processing);
+  const std::optional<Status> status = schedule_rows::job_status(db, job_id);  // none: purged
+  return status == Status::ready || status == Status::processing;
 }
 
 }  // namespace

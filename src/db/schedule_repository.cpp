@@ -195,8 +195,7 @@ std::optional<Schedule> ScheduleRepository::find(const std::string& name) {
   // The last job's status, as list() joins it (`get` is also the locking read of a fire,
   // which joins nothing).
   if (out && out->last_job_id)
-    if (const auto job = JobRepository(db_).find(*out->last_job_id))
-      out->last_job_status = job->status;
+    db_.retrying([&] { out->last_job_status = schedule_rows::job_status(db_, *out->last_job_id); });
   return out;
 }
 

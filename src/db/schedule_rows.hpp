@@ -100,4 +100,14 @@ inline std::int64_t read_now(Database& db) {
   return now;
 }
 
+// The status of job `id` (a schedule's last job), none when it is gone (purged).
+inline std::optional<Status> job_status(Database& db, std::int64_t id) {
+  long long bound = id;
+  int status = -1;
+  soci::indicator ind = soci::i_null;
+  db.session() << db.sql().schedules.job_status, soci::use(bound, "id"), soci::into(status, ind);
+  if (ind == soci::i_null || !db.session().got_data()) return std::nullopt;
+  return static_cast<Status>(status);
+}
+
 }  // namespace queuectl::schedule_rows
