@@ -13,7 +13,12 @@ cmake --build build -j"$(nproc)"
 root=$(pwd -P)
 servers=$(bash "$root/scripts/scratch-dir.sh" queuectl-servers)
 # By absolute path: the trap runs after `cd build` below.
+watch_pid=""
 cleanup() {
+  if [[ -n $watch_pid ]]; then
+    kill "$watch_pid" 2>/dev/null || true
+    bash "$root/scripts/resource-watch.sh" report "$servers/resources.log" || true
+  fi
   bash "$root/scripts/test-servers.sh" stop "$servers" >/dev/null 2>&1 || true
   rm -rf "$servers"
 }
@@ -28,6 +33,11 @@ if ! server_env=$(bash "$root/scripts/test-servers.sh" start "$servers"); then
 fi
 eval "$server_env"
 export QUEUECTL_TEST_PG_URL QUEUECTL_TEST_MYSQL_URL QUEUECTL_TEST_PGBOUNCER_URL
+
+# Memory and stalls, sampled beside the tests and summed up at the end (a run that ran out
+# of memory, or stood still as a whole, then says so).
+bash "$root/scripts/resource-watch.sh" run "$servers/resources.log" >/dev/null 2>&1 &
+watch_pid=$!
 
 cd build
 # Four suites at a time on CI's two cores: a suite mostly waits (for servers, timers and the

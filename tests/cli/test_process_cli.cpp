@@ -393,4 +393,36 @@ TEST_CASE("cli: work: a job deleted before it could be given back is logged; wor
       "gone");
 }
 
+// The harness itself: a command that never ends, or prints without end, fails the test case
+// that ran it, naming the command, instead of holding the suite until ctest's timeout.
+TEST_CASE(
+    "cli: the test harness kills a command past its deadline or its output cap, and "
+    "caps queuectl's memory") {
+  SUBCASE("deadline") {
+    setenv("QUEUECTL_TEST_COMMAND_TIMEOUT", "1", 1);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH(run_process({"sleep", "30"}),
+                      doctest::Contains("still running after 1 s, killed: sleep 30"));
+    unsetenv("QUEUECTL_TEST_COMMAND_TIMEOUT");
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  }
+  SUBCASE("output cap") {
+    CHECK_THROWS_WITH(run_process({"yes", "a line that never ends"}),
+                      doctest::Contains("printed over 256 MiB, killed: yes"));
+  }
+  SUBCASE("queuectl gets 8 GiB of address space, what it starts as much") {
+    FreshDatabase fixture;
+    const auto r = queuectl(
+        fixture.url(), {"lock", "harness", "--", "grep", "Max address space", "/proc/self/limits"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("8589934592") != std::string::npos);
+  }
+  SUBCASE("an ordinary command is untouched") {
+    const auto r = run_process({"sh", "-c", "echo out; echo err >&2; exit 3"});
+    CHECK(r.exit_code == 3);
+    CHECK(r.out == "out\n");
+    CHECK(r.err == "err\n");
+  }
+}
+
 }  // namespace queuectl::testing::cli

@@ -96,7 +96,7 @@ echo "galera: enqueued $JOBS jobs in $((SECONDS - t))s (batches of 10000, spread
 claimer() {
   local c=$1 node=$(($1 % 3)) rc out
   local claims=$work/claims.$c acks=$work/acks.$c exits=$work/exits.$c
-  while true; do
+  while [[ ! -f $work/stop ]]; do
     out=$(qc "$node" claim jobs --limit "$LIMIT" --lease 20s -o ndjson 2>>"$work/claimer.$c.log")
     rc=$?
     echo "claim $rc" >>"$exits"
@@ -108,7 +108,7 @@ claimer() {
     [[ -z $out ]] && break
     printf '%s\n' "$out" | jq -c '{id, token: .lock_token}' >"$work/batch.$c"
     awk -v c="$c" '{ print }' "$work/batch.$c" >>"$claims"
-    while true; do
+    while [[ ! -f $work/stop ]]; do
       out=$(qc "$node" ack --from "$work/batch.$c" -o json 2>>"$work/claimer.$c.log")
       rc=$?
       echo "ack $rc" >>"$exits"
@@ -133,8 +133,22 @@ for ((c = 0; c < CLAIMERS; c++)); do
   claimer_pids+=($!)
 done
 
+# A run that stops making progress (claimers failing over and over) fails with their logs
+# within RUN_LIMIT seconds rather than holding the test run until ctest's timeout.
+RUN_LIMIT=${GALERA_RUN_LIMIT:-600}
+give_up() {
+  fail "$1 (claimers' last errors below)"
+  touch "$work/stop"
+  for f in "$work"/claimer.*.log; do [[ -s $f ]] && tail -n 3 "$f" >&2; done
+  cat "$work"/exits.* 2>/dev/null | sort | uniq -c >&2
+  exit 1
+}
 # Mid-run: node 3 is killed, then rejoins while the claimers go on.
-until (($(cat "$work"/acks.* 2>/dev/null | wc -l) >= JOBS / 3)); do sleep 0.5; done
+until (($(cat "$work"/acks.* 2>/dev/null | wc -l) >= JOBS / 3)); do
+  ((SECONDS - t < RUN_LIMIT)) ||
+    give_up "a third of the jobs not acked after ${RUN_LIMIT}s: $(cat "$work"/acks.* 2>/dev/null | wc -l) acked"
+  sleep 0.5
+done
 bash "$root/scripts/test-clusters.sh" kill-node "$cluster" 3
 t_kill=$SECONDS
 t_kill_ns=$(date +%s.%N)
@@ -143,7 +157,20 @@ bash "$root/scripts/test-clusters.sh" restart-node "$cluster" 3 ||
   fail "node 3 did not rejoin"
 echo "galera: node 3 killed at $((t_kill - t))s into the run, rejoined after $((SECONDS - t_kill))s"
 
-for p in "${claimer_pids[@]}"; do wait "$p"; done
+# Waits for the given claimers, giving up RUN_LIMIT seconds after $1 (a SECONDS value).
+wait_claimers() {
+  local since=$1 p
+  shift
+  for p in "$@"; do
+    while kill -0 "$p" 2>/dev/null; do
+      ((SECONDS - since < RUN_LIMIT)) ||
+        give_up "the claimers did not finish in ${RUN_LIMIT}s: $(cat "$work"/acks.* | wc -l) acks"
+      sleep 0.5
+    done
+    wait "$p"
+  done
+}
+wait_claimers "$t" "${claimer_pids[@]}"
 run_s=$((SECONDS - t))
 
 for ((i = 0; i < 400; i++)); do kill -0 "$lock3" 2>/dev/null || break; sleep 0.1; done
@@ -164,7 +191,9 @@ if ((left > 0)); then
   echo "galera: $left jobs left behind by the killed node's lost answers: reaping after their lease"
   sleep 21
   qc 0 reap -q || fail "reap"
-  claimer 0
+  claimer 0 &
+  pids+=($!)
+  wait_claimers "$SECONDS" "$!"
 fi
 
 # ---- assertions -----------------------------------------------------------------------

@@ -8,9 +8,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -31,6 +35,35 @@ void apply_env(const std::map<std::string, std::string>& env) {
     else
       setenv(k.c_str(), v.c_str(), 1);
   }
+}
+
+// A command that never ends, or prints without end, must fail its test case, not hold the
+// whole suite until ctest's timeout (nor fill the machine's memory with what it printed):
+// every run has a deadline (QUEUECTL_TEST_COMMAND_TIMEOUT seconds, 600 unless set) and a
+// cap on what it may print.
+constexpr std::size_t kMaxCapturedBytes = std::size_t{256} << 20;
+
+int command_timeout_seconds() {
+  const char* text = std::getenv("QUEUECTL_TEST_COMMAND_TIMEOUT");
+  const int value = text ? std::atoi(text) : 0;
+  return value > 0 ? value : 600;
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) {
+    if (!line.empty()) line += ' ';
+    line += a;
+  }
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+// queuectl started by a test gets at most 8 GiB of address space: one that ran away with
+// memory fails on its own instead of starving the suites beside it.
+void limit_queuectl_memory(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] != QUEUECTL_BINARY) return;
+  const rlimit limit{rlim_t{8} << 30, rlim_t{8} << 30};
+  setrlimit(RLIMIT_AS, &limit);
 }
 
 int decode_status(int status) {
@@ -57,6 +90,7 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& i
     for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
       close(fd);
     apply_env(env);
+    limit_queuectl_memory(argv);
     auto args = c_argv(argv);
     execvp(args[0], args.data());
     _exit(127);
@@ -76,13 +110,32 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& i
   }
   bool out_open = true, err_open = true;
   char buf[65536];
+  const int limit_s = command_timeout_seconds();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+  // Ends a run that broke the deadline or the cap: the child is killed (what it started
+  // may live on and hold the pipes, so they are closed here rather than read to the end).
+  auto give_up = [&](const std::string& why) {
+    kill(pid, SIGKILL);
+    if (out_open) close(out_pipe[0]);
+    if (err_open) close(err_pipe[0]);
+    if (in_fd >= 0) close(in_fd);
+    int ignored = 0;
+    waitpid(pid, &ignored, 0);
+    throw std::runtime_error("test harness: " + why + ": " + command_line(argv));
+  };
   while (out_open || err_open || in_fd >= 0) {
     pollfd fds[3];
     int n = 0;
     if (out_open) fds[n++] = {out_pipe[0], POLLIN, 0};
     if (err_open) fds[n++] = {err_pipe[0], POLLIN, 0};
     if (in_fd >= 0) fds[n++] = {in_fd, POLLOUT, 0};
-    if (poll(fds, n, -1) < 0) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) give_up("still running after " + std::to_string(limit_s) + " s, killed");
+    const int ready = poll(fds, n, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) continue;
     for (int i = 0; i < n; ++i) {
       if (!fds[i].revents) continue;
       if (fds[i].fd == in_fd) {
@@ -113,6 +166,8 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& i
         (fds[i].fd == out_pipe[0] ? out_open : err_open) = false;
       } else {
         (fds[i].fd == out_pipe[0] ? r.out : r.err).append(buf, static_cast<std::size_t>(got));
+        if (r.out.size() + r.err.size() > kMaxCapturedBytes)
+          give_up("printed over " + std::to_string(kMaxCapturedBytes >> 20) + " MiB, killed");
       }
     }
   }
@@ -143,6 +198,7 @@ int spawn_process(const std::vector<std::string>& argv, const std::string& log_p
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     apply_env(env);
+    limit_queuectl_memory(argv);
     auto args = c_argv(argv);
     execvp(args[0], args.data());
     _exit(127);
