@@ -29,7 +29,8 @@ chmod 755 "$work"  # the servers run as their own users (postgres, mysql)
 cluster=$work/cluster
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  # Their children first (the queuectl a subshell runs would outlive it).
+  for p in "${pids[@]}"; do pkill -KILL -P "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
   bash "$root/scripts/test-clusters.sh" stop "$cluster" >/dev/null 2>&1
   if ((failures)) || [[ -n ${KEEP:-} ]]; then
     echo "(kept $work for inspection)" >&2
