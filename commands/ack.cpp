@@ -203,7 +203,8 @@ void setup_ack(CLI::App& app, Context& ctx) {
   sub->add_option("--result", o->result, "Result to store, as JSON");
   sub->add_option("--from", o->from,
                   "Ack many from FILE or - (NDJSON lines, or one JSON array, of objects with id, "
-                  "token, result)");
+                  "token, result)")
+      ->type_name("FILE");
   sub->footer(
       "Exit 3 when the lease was lost (token wrong, job reaped or no longer processing), 4 when\n"
       "the job does not exist. --from acks every line it can in one transaction and reports\n"

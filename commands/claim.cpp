@@ -102,7 +102,7 @@ void setup_claim(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ClaimOptions>();
   auto* sub = app.add_subcommand("claim", "Take due jobs from a queue, each with a lease");
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
-  sub->add_option("--limit", o->limit, "Jobs to claim at most (default 1)");
+  sub->add_option("--limit", o->limit, "Jobs to claim at most (default 1, at most 10000)");
   sub->add_option("--lease", o->lease, "Lease length (default 30s); extend it while working")
       ->type_name("DUR");
   sub->add_option("--worker", o->worker, "Worker identity (default host:pid)");

@@ -1,5 +1,6 @@
 // queuectl cron: recurring schedules kept in the database, fired by `cron tick` and by every
 // `work` of the schedule's queue, each tick one job whoever fires it.
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -272,7 +273,15 @@ void setup_cron(CLI::App& app, Context& ctx) {
               : "The next tick is the first after now.\nExample:\n  queuectl cron resume nightly");
     sub->callback([&ctx, name, pause] {
       validate_schedule_name(*name);
-      const bool changed = ScheduleRepository(ctx.migrated_db()).set_paused(*name, pause);
+      bool changed = false;
+      try {
+        changed = ScheduleRepository(ctx.migrated_db()).set_paused(*name, pause);
+      } catch (const UsageError& e) {
+        // Resuming computes the next tick: stored text or a zone this host lacks is the
+        // schedule's fault, not the command line's.
+        throw Error("schedule " + *name + " cannot fire: " + e.what() +
+                    "; fix it with queuectl cron add " + *name + " (same name), or remove it");
+      }
       Output out;
       out.document = {{"name", *name}, {"paused", pause}, {"changed", changed}};
       out.lines = {"schedule " + *name +
@@ -304,7 +313,7 @@ void setup_cron(CLI::App& app, Context& ctx) {
     auto* sub = cron->add_subcommand(
         "show", "One schedule: its next fire times and its recent fires with their jobs");
     sub->add_option("NAME", *name, "Schedule name")->required();
-    sub->add_option("--next", *next, "How many coming fire times to show (default 5)")
+    sub->add_option("--next", *next, "How many coming fire times to show (default 5, at most 1000)")
         ->type_name("N");
     sub->add_option("--fires", *fires,
                     "How many recent fires to show (default 10, at most 100 are kept)")
@@ -330,6 +339,14 @@ void setup_cron(CLI::App& app, Context& ctx) {
         for (const SysSeconds t :
              cron.next_n(SysSeconds(std::chrono::seconds(s->next_fire)), zone, *next - 1))
           coming.push_back(t.time_since_epoch().count());
+        // No fire time is shown past 9999, the last year the backends store.
+        constexpr std::int64_t kYear10000 = 253402300800;
+        const auto past = std::find_if(coming.begin(), coming.end(),
+                                       [](std::int64_t t) { return t >= kYear10000; });
+        if (past != coming.end()) {
+          coming.erase(past, coming.end());
+          ctx.note("queuectl: schedule " + *name + " fires no more before the year 10000");
+        }
       } catch (const UsageError& e) {
         // Stored text or a zone this host lacks: the schedule is still shown, as list does.
         ctx.note("queuectl: schedule " + *name + " cannot fire: " + e.what());

@@ -350,7 +350,8 @@ void setup_enqueue(CLI::App& app, Context& ctx) {
                   "Read NDJSON jobs from FILE or - (one object a line: "
                   "queue, payload, priority, delay, run_at, max_attempts, dedupe_key, "
                   "group_key, after, on_parent_failure, batch, traceparent, tracestate); all "
-                  "lines or none");
+                  "lines or none")
+      ->type_name("FILE");
   sub->footer(
       "With --from, QUEUE, --priority, --delay, --run-at, --max-attempts and --group-key are\n"
       "defaults for lines that do not set them (a line's delay or run_at replaces both);\n"

@@ -26,11 +26,9 @@ struct LockOptions {
 // other bytes; longer names than MySQL/MariaDB take get their stand-in key).
 void validate_lock_name(const std::string& name) {
   if (name.empty() || name.size() > 255)
-    throw UsageError("invalid lock name '" + to_valid_utf8(name.substr(0, 40)) +
-                     "': use 1 to 255 bytes");
+    throw UsageError("invalid lock name '" + name.substr(0, 40) + "': use 1 to 255 bytes");
   if (!is_valid_utf8(name))
-    throw UsageError("invalid lock name '" + to_valid_utf8(name.substr(0, 40)) +
-                     "': not valid UTF-8");
+    throw UsageError("invalid lock name '" + name.substr(0, 40) + "': not valid UTF-8");
 }
 
 // How an application takes the lock whose key --print-key prints.

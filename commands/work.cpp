@@ -99,17 +99,19 @@ void setup_work(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<WorkCliOptions>();
   auto* sub = app.add_subcommand("work", "Run a command once per job, as a queue worker");
   sub->add_option("QUEUE", o->queue, "Queue name")->required();
-  sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1)");
+  sub->add_option("--concurrency", o->concurrency, "Jobs run at once (default 1, at most 256)");
   auto* batch = sub->add_option("--batch", o->batch,
                                 "Jobs per claim at most (default: the free slots, plus up to twice "
                                 "--concurrency claimed ahead once jobs run short)");
-  sub->add_option("--lease", o->lease, "Lease per job, kept alive while it runs (default 30s)")
+  sub->add_option("--lease", o->lease,
+                  "Lease per job, kept alive while it runs (default 30s, at least 300ms)")
       ->type_name("DUR");
-  sub->add_option("--timeout", o->timeout,
-                  "Stop a job after DUR (SIGTERM, then SIGKILL) and fail it")
+  sub->add_option(
+         "--timeout", o->timeout,
+         "Stop a job after DUR (SIGTERM, then SIGKILL 5 s later) and fail it (default: no limit)")
       ->type_name("DUR");
-  auto* max_jobs =
-      sub->add_option("--max-jobs", o->max_jobs, "Exit after claiming N jobs (N >= 1)");
+  auto* max_jobs = sub->add_option("--max-jobs", o->max_jobs,
+                                   "Exit after claiming N jobs (N >= 1; default: no limit)");
   sub->add_flag("--drain", o->drain,
                 "Exit once nothing is due: 0, or 1 when a job failed or timed out");
   sub->add_option("--grace", o->grace, "On SIGTERM/SIGINT, let running jobs finish this long (30s)")
@@ -119,7 +121,7 @@ void setup_work(CLI::App& app, Context& ctx) {
                 "Do not fire the queue's schedules, reap its expired leases or delete its "
                 "finished jobs past retention (cron tick, reap and purge then must)");
   sub->add_option("--poll-interval", o->poll_interval,
-                  "Longest pause between claims when idle (default 5s)")
+                  "Longest pause between claims when idle (default 5s, at least 10ms)")
       ->type_name("DUR");
   // Required: `work -- CMD` with CMD one word leaves it missing, once CLI11 has taken CMD for
   // the QUEUE; run() says the QUEUE is missing then.

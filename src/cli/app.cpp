@@ -1,5 +1,6 @@
 #include "cli/app.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstring>
@@ -210,6 +211,10 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* l
                  "Print only these fields of each job, tab-separated (e.g. id,lock_token; the "
                  "names `show` prints)")
       ->delimiter(',')
+      // One word a --field (`show --field status 1`: 1 is the id, not a field).
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("NAME[,NAME...]")
       // (The names are left out of the help's type column, which they would fill.)
       ->check(CLI::IsMember(job_field_names()).description(""));
@@ -233,6 +238,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, Database* l
         throw UsageError("--field picks fields of jobs, and `" + sub->get_name() +
                          "` prints no jobs: use -o json (or -o ndjson) to pick from its rows");
   });
+  ctx.arguments.assign(argv + std::min(argc, 1), argv + argc);
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--") {
       ctx.after_separator = std::vector<std::string>(argv + i + 1, argv + argc);

@@ -1,6 +1,7 @@
 #include "cli/context.hpp"
 
 #include <unistd.h>
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>
@@ -63,6 +64,14 @@ void Context::require_before_separator(const std::vector<std::string>& command,
   if (after_separator && command != *after_separator)
     throw UsageError(missing + " is missing (" + usage +
                      "): every word after -- belongs to the command");
+  if (after_separator || command.empty()) return;
+  const bool as_typed =
+      command.size() <= arguments.size() &&
+      std::equal(command.begin(), command.end(), arguments.end() - command.size());
+  if (!as_typed)
+    throw UsageError("put -- before the command (" + usage +
+                     "): without it, queuectl takes the options among the command's words, or "
+                     "after them, for its own");
 }
 
 void Context::print(const Output& out) const {

@@ -49,10 +49,13 @@ class Context {
   // The words after the command line's first `--` (the command `work` and `lock` run), when
   // it has one.
   std::optional<std::vector<std::string>> after_separator;
+  // Every word of the command line after the program's name.
+  std::vector<std::string> arguments;
   // `lock -- CMD` or `work -- CMD`, without the NAME or QUEUE: CLI11 fills that positional
   // with the first word after `--`, which would then run CMD's arguments as the command.
   // Throws UsageError naming `missing` (usage shows where it goes) unless `command` is every
-  // word after `--`.
+  // word after `--`. Without `--`, the command must be the command line's last words as
+  // typed: CLI11 takes an option among them (`lock n echo -v hi`) for queuectl's own.
   void require_before_separator(const std::vector<std::string>& command, const std::string& missing,
                                 const std::string& usage) const;
 

@@ -138,6 +138,19 @@ void check_line(const std::string& line) {
     throw UsageError("not valid JSON: it contains a NUL byte");
 }
 
+// A key given twice in one line is refused, as a URL's parameter is: a parser would take
+// the last value unseen (`{"schedule": "@daily", ..., "schedule": "@hourly"}`).
+void refuse_repeated_keys(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::vector<std::string_view> keys;
+  keys.reserve(members.size());
+  for (const auto& member : members) keys.push_back(member.first);
+  std::sort(keys.begin(), keys.end());
+  const auto twice = std::adjacent_find(keys.begin(), keys.end());
+  if (twice != keys.end())
+    throw UsageError("\"" + std::string(twice->substr(0, 40)) +
+                     "\" is given twice: give each key once");
+}
+
 }  // namespace
 
 LineObject parse_line_object(const std::string& line,
@@ -149,18 +162,13 @@ LineObject parse_line_object(const std::string& line,
   CompactJson compact = compact_json(line, kMaxJsonDepth + 1);
   if (!compact.valid || compact.text.empty() || compact.text.front() != '{')
     throw UsageError("not a JSON object");
+  refuse_repeated_keys(compact.members);
   std::vector<LineObject::Member> members;
   for (auto& [key, text] : compact.members) {
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
     nlohmann::ordered_json value;
     compact_json(text, kMaxJsonDepth, &value);
-    // A repeated key keeps its first place and takes its last value, as a parser reads it.
-    auto same = std::find_if(members.begin(), members.end(),
-                             [&](const LineObject::Member& m) { return m.first == key; });
-    if (same != members.end())
-      same->second = LineValue(std::move(value), std::move(text));
-    else
-      members.emplace_back(key, LineValue(std::move(value), std::move(text)));
+    members.emplace_back(key, LineValue(std::move(value), std::move(text)));
   }
   return LineObject(std::move(members));
 }
@@ -191,7 +199,7 @@ LineObject parse_line_object(const std::string& line) {
   nlohmann::ordered_json doc;
   CompactJson compact = compact_json(line, kMaxJsonDepth + 1, &doc);
   if (!compact.valid || !doc.is_object()) throw UsageError("not a JSON object");
-  // The parsed object holds each key once, with its last value: so does the text.
+  refuse_repeated_keys(compact.members);
   std::map<std::string, std::string> texts;
   for (auto& [key, text] : compact.members) texts[key] = std::move(text);
   std::vector<LineObject::Member> members;

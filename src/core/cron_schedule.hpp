@@ -9,8 +9,9 @@
 // at least 1s).
 //
 // Days, as Vixie cron: when day-of-month and day-of-week are both restricted (neither field
-// starts with `*`), a day matches if either does; when one starts with `*`, only the other
-// counts. So `0 0 */10 * MON` fires on the 1st, 11th, 21st or 31st only when it is a Monday.
+// starts with `*`), a day matches if either does; when one starts with `*`, it must match
+// both (a plain `*` matches every day). So `0 0 */10 * MON` fires on the 1st, 11th, 21st or
+// 31st only when it is a Monday.
 //
 // Daylight saving time, as Debian's cron treats it. A schedule is "fixed-time" when neither its
 // minute nor its hour field contains `*` (`30 2 * * *`, `0,30 1-3 * * *`, @daily); otherwise it

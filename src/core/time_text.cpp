@@ -40,6 +40,13 @@ std::string parse_time_to_utc(std::string_view text) {
     local.tm_isdst = -1;  // daylight saving time as it applies on that date
     t = std::mktime(&local);
     if (t == -1) throw bad();
+    // mktime moves a time the clocks skip (02:30 on a spring-forward night) by the jump;
+    // date(1) refuses it, and so does this.
+    if (fields.tm_sec < 60 && (local.tm_hour != fields.tm_hour || local.tm_min != fields.tm_min ||
+                               local.tm_mday != fields.tm_mday))
+      throw UsageError("time '" + s.substr(0, 40) +
+                       "' does not exist in the local time zone (the clocks skip it): give an "
+                       "offset, e.g. 2026-03-29T02:30:00+01:00, or another time");
   }
   if (m[8].matched && m[8] != "Z" && m[8] != "z") {
     std::string off = m[8];
@@ -53,9 +60,13 @@ std::string parse_time_to_utc(std::string_view text) {
   frac = (frac + "000000").substr(0, 6);
   std::tm utc{};
   gmtime_r(&t, &utc);
-  // What every backend can store (MySQL's DATETIME: years 1000 to 9999), after the offset.
-  if (utc.tm_year + 1900 < 1000 || utc.tm_year + 1900 > 9999)
-    throw UsageError("time '" + s.substr(0, 40) + "' is outside the years 1000 to 9999 (in UTC)");
+  // What every backend can store (MySQL's DATETIME: years 1000 to 9999), after the offset;
+  // the last day of 9999 stands for "waiting for other jobs" in run_at.
+  if (utc.tm_year + 1900 < 1000 || utc.tm_year + 1900 > 9999 ||
+      (utc.tm_year + 1900 == 9999 && utc.tm_mon == 11 && utc.tm_mday == 31))
+    throw UsageError("time '" + s.substr(0, 40) +
+                     "' is outside 1000-01-01 to 9999-12-30 (in UTC; 9999-12-31 marks jobs "
+                     "waiting for others)");
   char buf[40];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%s", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, frac.c_str());

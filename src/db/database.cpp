@@ -42,6 +42,10 @@ void check_sqlite_file(const DbUrl& url, CreateFile create) {
   namespace fs = std::filesystem;
   const fs::path file(url.database);
   std::error_code ec;
+  if (fs::is_directory(file, ec) || (!url.database.empty() && url.database.back() == '/'))
+    throw UsageError("the SQLite database " + url.redacted() +
+                     " names a folder: give the path of a file in it, e.g. sqlite:" +
+                     (fs::path(url.database) / "queue.db").lexically_normal().string());
   // (A path that cannot even be looked at, for want of permission, is SQLite's to report.)
   if (fs::exists(file, ec) || ec) return;
   if (create == CreateFile::no || url.sqlite_no_create())
@@ -222,7 +226,8 @@ void Database::translate_error(const soci::soci_error& e) const {
     throw ConnectionLost("lost the connection to " + url_.redacted() + ": " + msg);
   if (dialect_->is_contention(e))
     throw TemporaryError("database contention on " + url_.redacted() + " persisted after " +
-                         std::to_string(max_attempts) + " tries: " + msg);
+                         std::to_string(max_attempts) + " tries: " + msg +
+                         " (another session holds what this needs: try again later)");
   if (opened_read_only() && msg.find("readonly database") != std::string::npos)
     msg += std::string(" (") + kReadOnlyHint + ")";
   throw Error("database error on " + url_.redacted() + ": " + msg);

@@ -159,7 +159,8 @@ TEST_CASE("cli: help: every line fits 80 columns, folded at words") {
     }
   }
   const std::string field = help_of({"list", "--help"}).out;
-  CHECK(field.find("  --field NAME[,NAME...] ...  Print only these fields of each job, "
+  // One word a --field (without the "..." of an option that takes the next words too).
+  CHECK(field.find("  --field NAME[,NAME...]      Print only these fields of each job, "
                    "tab-separated\n                              (e.g. id,lock_token") !=
         std::string::npos);
 }

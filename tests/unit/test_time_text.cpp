@@ -30,15 +30,20 @@ struct ZoneScope {
 };
 }  // namespace
 
-TEST_CASE("core::parse_time_to_utc: only years every backend can store") {
-  CHECK(parse_time_to_utc("9999-12-31T23:00:00Z") == "9999-12-31 23:00:00.000000");
+TEST_CASE("core::parse_time_to_utc: only years every backend can store, less 9999-12-31") {
+  CHECK(parse_time_to_utc("9999-12-30T23:59:59.999999Z") == "9999-12-30 23:59:59.999999");
   CHECK(parse_time_to_utc("1000-01-01T00:00:00Z") == "1000-01-01 00:00:00.000000");
+  // The last day of 9999 stands for "waiting for other jobs" in run_at.
+  CHECK(usage_error_of([] {
+          parse_time_to_utc("9999-12-31T00:00:00Z");
+        }).find("outside 1000-01-01 to 9999-12-30") != std::string::npos);
   // Within range as written, out of it in UTC.
   CHECK(usage_error_of([] {
-          parse_time_to_utc("9999-12-31T23:00:00-05:00");
-        }).find("1000 to 9999") != std::string::npos);
-  CHECK(usage_error_of([] { parse_time_to_utc("0999-12-31T23:59:59Z"); }).find("1000 to 9999") !=
-        std::string::npos);
+          parse_time_to_utc("9999-12-30T23:00:00-05:00");
+        }).find("outside 1000-01-01 to 9999-12-30") != std::string::npos);
+  CHECK(usage_error_of([] {
+          parse_time_to_utc("0999-12-31T23:59:59Z");
+        }).find("outside 1000-01-01 to 9999-12-30") != std::string::npos);
 }
 
 TEST_CASE("core::parse_time_to_utc") {
@@ -124,6 +129,13 @@ TEST_CASE("core::parse_time_to_utc: a time without an offset is local time in TZ
     ZoneScope zone("EST5EDT,M3.2.0,M11.1.0");  // daylight saving time applies by date
     CHECK(parse_time_to_utc("2026-01-15 12:00") == "2026-01-15 17:00:00.000000");
     CHECK(parse_time_to_utc("2026-07-15 12:00") == "2026-07-15 16:00:00.000000");
+    // 02:30 on 2026-03-08 is skipped (02:00 -> 03:00): refused, as date(1) refuses it.
+    CHECK(usage_error_of([] {
+            parse_time_to_utc("2026-03-08 02:30");
+          }).find("does not exist in the local time zone") != std::string::npos);
+    CHECK(parse_time_to_utc("2026-03-08 03:30") == "2026-03-08 07:30:00.000000");
+    // 01:30 on 2026-11-01 comes twice: taken, as date(1) takes it.
+    CHECK(!parse_time_to_utc("2026-11-01 01:30").empty());
   }
   {
     ZoneScope zone("UTC0");
