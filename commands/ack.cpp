@@ -105,35 +105,45 @@ Output run_ack(Context& ctx, const AckOptions& o) {
       if (seen.insert({item.id, item.token}).second) items.push_back(std::move(item));
     // Empty input (an idle `claim -o ndjson` upstream) acks nothing and is not an error;
     // the database is not even opened.
-    std::vector<std::int64_t> lost, not_found, already_done;
+    std::vector<std::int64_t> lost, not_found, already_done, acked_ids;
+    const std::size_t given = items.size();
     if (!items.empty()) {
       if (connected.valid()) connected.get();  // what connecting threw, if anything
       Database& db = ctx.migrated_db();
       JobRepository repo(db);
-      auto failed = repo.ack_many(items);
-      // Only on the failure path: tell ids that do not exist (4) from lost leases (3), and
-      // those from jobs this very token finished before (an ack repeated: done, exit 0).
-      if (!failed.empty()) {
-        not_found = AdminRepository(db).missing_ids(failed);
-        std::set<std::int64_t> missing(not_found.begin(), not_found.end());
-        std::map<std::int64_t, std::string> token_of;
-        for (const AckItem& item : items) token_of[item.id] = item.token;
-        for (auto id : failed) {
-          if (missing.count(id)) continue;
-          if (done_with_token(repo, id, token_of[id]))
-            already_done.push_back(id);
+      // A job named again with another token (a stale line beside the current one): each
+      // round acks one line of a job, so that each line is counted by its own token. Nearly
+      // always one round.
+      std::vector<std::vector<AckItem>> rounds;
+      std::map<std::int64_t, std::size_t> times_seen;
+      for (AckItem& item : items) {
+        const std::size_t round = times_seen[item.id]++;
+        if (round == rounds.size()) rounds.emplace_back();
+        rounds[round].push_back(std::move(item));
+      }
+      for (const std::vector<AckItem>& round : rounds) {
+        const std::vector<std::int64_t> failed = repo.ack_many(round);
+        const std::set<std::int64_t> failed_ids(failed.begin(), failed.end());
+        // Only on the failure path: tell ids that do not exist (4) from lost leases (3), and
+        // those from jobs this very token finished before (an ack repeated: done, exit 0).
+        std::set<std::int64_t> missing;
+        if (!failed.empty()) {
+          const std::vector<std::int64_t> gone = AdminRepository(db).missing_ids(failed);
+          missing.insert(gone.begin(), gone.end());
+        }
+        for (const AckItem& item : round) {
+          if (!failed_ids.count(item.id))
+            acked_ids.push_back(item.id);
+          else if (missing.count(item.id))
+            not_found.push_back(item.id);
+          else if (done_with_token(repo, item.id, item.token))
+            already_done.push_back(item.id);
           else
-            lost.push_back(id);
+            lost.push_back(item.id);
         }
       }
     }
-    const std::size_t acked = items.size() - lost.size() - not_found.size() - already_done.size();
-    std::set<std::int64_t> unacked(lost.begin(), lost.end());
-    unacked.insert(not_found.begin(), not_found.end());
-    unacked.insert(already_done.begin(), already_done.end());
-    std::vector<std::int64_t> acked_ids;
-    for (const AckItem& item : items)
-      if (!unacked.count(item.id)) acked_ids.push_back(item.id);
+    const std::size_t acked = acked_ids.size();
     // Every report has the same shape: a count under the outcome's name, its ids beside it.
     Output out;
     out.document = {{"acked", acked},
@@ -156,13 +166,12 @@ Output run_ack(Context& ctx, const AckOptions& o) {
     ctx.print_report(out);
     // One exit code for the run: a lost lease (3) wins over an unknown id (4).
     if (!lost.empty())
-      throw LeaseLost(std::to_string(lost.size()) + " of " + std::to_string(items.size()) +
-                      " acks lost their lease" +
-                      (not_found.empty()
-                           ? std::string()
-                           : "; " + std::to_string(not_found.size()) + " job(s) not found"));
+      throw LeaseLost(
+          std::to_string(lost.size()) + " of " + std::to_string(given) + " acks lost their lease" +
+          (not_found.empty() ? std::string()
+                             : "; " + std::to_string(not_found.size()) + " job(s) not found"));
     if (!not_found.empty())
-      throw NotFound(std::to_string(not_found.size()) + " of " + std::to_string(items.size()) +
+      throw NotFound(std::to_string(not_found.size()) + " of " + std::to_string(given) +
                      " acks name no such job: " + id_list(not_found));
     return {};
   }

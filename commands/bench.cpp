@@ -192,9 +192,10 @@ void setup_bench(CLI::App& app, Context& ctx) {
       "bench", "Compare ways of taking jobs with several clients, in scratch tables");
   sub->add_option("--strategy", o->strategy,
                   "Comma list of naive, for-update, skip-locked, claim (default all)");
-  sub->add_option("--clients", o->clients, "Clients at once, each its own connection (4)");
-  sub->add_option("--jobs", o->jobs, "Jobs per strategy (200)");
-  sub->add_option("--batch", o->batch, "Jobs per claim (1)");
+  sub->add_option("--clients", o->clients,
+                  "Clients at once, each its own connection (4, at most 128)");
+  sub->add_option("--jobs", o->jobs, "Jobs per strategy (200, at most 1000000)");
+  sub->add_option("--batch", o->batch, "Jobs per claim (1, at most 1000)");
   sub->add_option("--work", o->work, "Simulated work per job, a sleep (20ms; 0 for none)")
       ->type_name("DUR");
   sub->add_option("--duration", o->duration, "Longest run per strategy (60s)")->type_name("DUR");

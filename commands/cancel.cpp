@@ -82,7 +82,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
                   "default ready,waiting,failed");
   add_filter_options(*sub, o->group, o->error, "With --queue: ");
   sub->add_option("--batch", o->batch,
-                  "With --queue: jobs canceled per transaction (default 1000)");
+                  "With --queue: jobs canceled per transaction (default 1000, at most 10000)");
   sub->footer(
       "With ids, every id that was not canceled is named on stderr: exit 1 when some were in\n"
       "another state, else 4 when some do not exist. With --queue, the matching jobs are\n"

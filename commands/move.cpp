@@ -7,6 +7,7 @@
 #include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "db/admin_repository.hpp"
+#include "db/job_repository.hpp"
 
 namespace queuectl {
 namespace {
@@ -35,6 +36,20 @@ void run_move(Context& ctx, const MoveOptions& o) {
       throw UsageError(std::string(o.dry_run ? "--dry-run" : "--batch") +
                        " goes with --from or --all, not with job ids");
     auto ids = parse_job_ids(o.ids);
+    // A dead letter already in --to would stay where it is and only forget where it gave up
+    // (dead_from): refused, as `--from Q --to Q` is, before anything is written.
+    if (to) {
+      JobRepository jobs(ctx.migrated_db());
+      for (const std::int64_t id : ids) {
+        const auto job = jobs.find(id);
+        if (job && job->dead_from && job->queue == *to)
+          throw UsageError("job " + std::to_string(id) + " is a dead letter in " + *to +
+                           " already: --to " + *to +
+                           " would only forget where it gave up; give another --to, or leave "
+                           "--to out to send it back to " +
+                           *job->dead_from);
+      }
+    }
     auto outcome = AdminRepository(ctx.migrated_db()).move(ids, to);
     report_outcome(ctx, outcome, "moved",
                    "only dead letters (ready or failed, with dead_from set) can be moved");
@@ -59,6 +74,15 @@ void run_move(Context& ctx, const MoveOptions& o) {
     line.update(o.dry_run ? "found" : "moved", n, std::nullopt, "dead letter(s)");
   };
   const DryRun dry = o.dry_run ? DryRun::yes : DryRun::no;
+  // `--all --to Q` where Q holds dead letters itself: those would only forget where they
+  // gave up. Refused before anything moves; `--from` each other queue does the rest.
+  if (o.all && to) {
+    if (const auto held = AdminRepository(ctx.migrated_db()).first_dead_letter(*to))
+      throw UsageError("--to " + *to + " holds dead letters itself (job " + std::to_string(*held) +
+                       "): --all would only make them forget where they gave up; move the "
+                       "others with --from QUEUE --to " +
+                       *to);
+  }
   auto moved = AdminRepository(ctx.migrated_db()).move_matching(from, to, dry, o.batch, progress);
   line.finish();
   Output out;
@@ -72,6 +96,11 @@ void run_move(Context& ctx, const MoveOptions& o) {
                       " dead letter(s)" + where);
   if (!moved.empty()) out.lines.push_back("ids: " + first_ids(moved));
   ctx.print_report(out);
+  // `--from` the queue the jobs gave up in, not the one they went to.
+  if (moved.empty() && from)
+    if (const auto dlq = AdminRepository(ctx.migrated_db()).settings(*from).dead_letter)
+      ctx.note("queuectl: " + *from + "'s dead letters go to " + *dlq + ": queuectl move --from " +
+               *dlq);
 }
 
 }  // namespace
@@ -85,7 +114,8 @@ void setup_move(CLI::App& app, Context& ctx) {
   sub->add_flag("--all", o->all, "Every dead letter of every queue");
   sub->add_option("--to", o->to, "Into this queue instead of the queue each gave up in")
       ->type_name("QUEUE");
-  sub->add_option("--batch", o->batch, "Jobs moved per transaction (default 1000)")->type_name("N");
+  sub->add_option("--batch", o->batch, "Jobs moved per transaction (default 1000, at most 10000)")
+      ->type_name("N");
   sub->add_flag("--dry-run", o->dry_run, "List what would move; change nothing");
   sub->footer(
       "A dead letter is a job that gave up in a queue with a dead-letter queue (see `queuectl\n"

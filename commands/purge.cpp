@@ -73,7 +73,8 @@ void setup_purge(CLI::App& app, Context& ctx) {
       ->type_name("DUR")
       ->required();
   sub->add_option("--status", o->status, "Which finished jobs: done,failed,canceled (default all)");
-  sub->add_option("--batch", o->batch, "Rows deleted per transaction (default 1000)");
+  sub->add_option("--batch", o->batch,
+                  "Rows deleted per transaction (default 1000, at most 10000)");
   sub->add_flag("--dry-run", o->dry_run, "Count what would be deleted; delete nothing");
   sub->footer(
       "Deletes walk the primary key in batches, each its own short transaction, so a purge\n"

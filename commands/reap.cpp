@@ -65,9 +65,11 @@ Output reap_view(const ReapResult& r, DryRun dry_run, bool unleased, const std::
                       (unleased ? " job(s) without a lease" : " expired job(s)") +
                       " to ready and " + (dry_run == DryRun::yes ? "fail " : "failed ") +
                       std::to_string(r.failed.size()) + " out of attempts" +
-                      (r.dead_lettered.empty() ? ""
-                                               : " (" + std::to_string(r.dead_lettered.size()) +
-                                                     " moved to a dead-letter queue)"));
+                      (r.dead_lettered.empty()
+                           ? ""
+                           : " (" + std::to_string(r.dead_lettered.size()) +
+                                 (dry_run == DryRun::yes ? " would move" : " moved") +
+                                 " to a dead-letter queue)"));
   if (!r.requeued.empty()) out.lines.push_back("ready:  " + first_ids(r.requeued));
   if (!r.failed.empty()) out.lines.push_back("failed: " + first_ids(r.failed));
   if (!r.dead_lettered.empty()) out.lines.push_back("dead-lettered: " + first_ids(r.dead_lettered));
@@ -160,7 +162,7 @@ void setup_reap(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ReapCliOptions>();
   auto* sub = app.add_subcommand("reap", "Return jobs whose leases expired (for cron)");
   sub->add_option("QUEUE", o->queue, "Only this queue");
-  sub->add_option("--batch", o->batch, "Jobs per transaction (default 1000)");
+  sub->add_option("--batch", o->batch, "Jobs per transaction (default 1000, at most 10000)");
   sub->add_flag("--dry-run", o->dry_run, "Show what would happen; change nothing");
   sub->add_flag("--no-lock", o->no_lock, "Do not take the queuectl:reap named lock");
   sub->add_flag("--unleased", o->unleased,

@@ -54,6 +54,7 @@ _queuectl_split() {
         esac
     done
     _queuectl_words+=("$word") # the word under the cursor, possibly empty
+    _queuectl_quote=$quote       # the quote it is in, if one is open
 }
 
 # The commands, in the order of `queuectl --help` (help, not listed there, comes last).
@@ -392,7 +393,9 @@ _queuectl() {
     # of the word (e.g. after ":" in sqlite:///x or "=" in --status=f): drop
     # that part from every candidate.
     local full=$vprefix$listprefix$cur
+    # Inside an open quote ("mail:h) readline breaks at none of them: nothing to drop.
     local breaks=${COMP_WORDBREAKS-$' \t\n"\'><=;|&(:'} head=""
+    [[ -n ${_queuectl_quote-} ]] && breaks=""
     for ((i = ${#full} - 1; i >= 0; i--)); do
         if [[ $breaks == *"${full:i:1}"* ]]; then
             head=${full:0:i+1}

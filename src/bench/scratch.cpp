@@ -283,16 +283,19 @@ ScratchSchema::~ScratchSchema() {
 }
 
 void ScratchSchema::refuse_taken_names() {
+  // Every name taken, in one message: a bench killed leaves them all.
+  std::string taken_names;
   for (const std::string& name : tables_.all()) {
     long long taken = 0;
     std::string bound = name;
     db_.retrying(
         [&] { db_.session() << sql_.table_exists, soci::use(bound, "name"), soci::into(taken); });
-    if (taken != 0)
-      throw Error("scratch table " + name +
-                  " already exists: left by a bench that was killed, or in use by one with the "
-                  "same process id on another host; drop it by hand once no bench uses it");
+    if (taken != 0) taken_names += (taken_names.empty() ? "" : ", ") + name;
   }
+  if (!taken_names.empty())
+    throw Error("scratch table(s) " + taken_names +
+                " already exist: left by a bench that was killed, or in use by one with the "
+                "same process id on another host; drop them by hand once no bench uses them");
 }
 
 void ScratchSchema::run_ddl(const std::string& ddl, const std::string& creates) {

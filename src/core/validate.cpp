@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <utility>
 
 #include "core/display_text.hpp"
@@ -143,6 +144,9 @@ std::int64_t parse_job_id(std::string_view text) {
   std::int64_t id = 0;
   if (ok) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec == std::errc::result_out_of_range)
+      throw UsageError("job id '" + shown(text) + "' is out of range (at most " +
+                       std::to_string(std::numeric_limits<std::int64_t>::max()) + ")");
     ok = ec == std::errc() && end == text.data() + text.size();
   }
   if (!ok || id <= 0)

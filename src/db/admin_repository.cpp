@@ -98,6 +98,22 @@ IdOutcome AdminRepository::move(const std::vector<std::int64_t>& ids,
       [&](std::vector<long long> changed) { Dependencies(db_).retried(changed); });
 }
 
+std::optional<std::int64_t> AdminRepository::first_dead_letter(const std::string& queue) {
+  std::vector<long long> ids;
+  db_.retrying([&] {
+    std::string q = queue;
+    long long after_id = 0;
+    int n = 1;
+    ids = fetch_ids(db_.session(), db_.sql().admin.dead_letters_pick, [&](soci::statement& st) {
+      st.exchange(use(q, "queue"));
+      st.exchange(use(after_id, "after"));
+      st.exchange(use(n, "batch"));
+    });
+  });
+  if (ids.empty()) return std::nullopt;
+  return ids.front();
+}
+
 std::vector<std::int64_t> AdminRepository::move_matching(
     const std::optional<std::string>& from, const std::optional<std::string>& to, DryRun dry_run,
     int batch, const std::function<void(std::int64_t)>& progress) {

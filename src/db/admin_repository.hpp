@@ -66,6 +66,8 @@ class AdminRepository {
   // Every dead letter in `from` (all queues when none), a batch at a time, each batch its
   // own short transaction; DryRun::yes only lists them. Returns their ids; `progress`
   // gets the running count.
+  // The first dead letter (lowest id) in `queue`, if it holds any.
+  std::optional<std::int64_t> first_dead_letter(const std::string& queue);
   std::vector<std::int64_t> move_matching(const std::optional<std::string>& from,
                                           const std::optional<std::string>& to, DryRun dry_run,
                                           int batch,

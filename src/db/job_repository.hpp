@@ -214,7 +214,11 @@ class JobRepository {
                                          const std::vector<std::int64_t>& lost);
   // A guarded write changed nothing: throws NotFound when the job does not exist, else
   // LeaseLost (with `detail` appended to the message).
-  [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& detail = "");
+  // After a finish of job `id` under `token` matched no row: NotFound, or LeaseLost saying
+  // whether the job is no longer processing, is held under another token, or its lease
+  // ended (then `expired` is added).
+  [[noreturn]] void throw_lease_lost(std::int64_t id, const std::string& token,
+                                     const std::string& expired = "");
 
   // Whether this connection keeps a statement it runs again prepared (keeps_prepared): on
   // PostgreSQL when no pooler stands between (the server parses it once), and on SQLite (the

@@ -20,11 +20,6 @@ using job_repository_detail::kArrayRows;
 using job_repository_detail::kBulkRows;
 using soci::use;
 
-std::string lease_lost_message(std::int64_t id) {
-  return "lease lost on job " + std::to_string(id) +
-         ": the token does not match, or the job is no longer processing";
-}
-
 // The ids of `all` from `start` on, at most `chunk` of them: one statement's share.
 std::vector<long long> chunk_of(const std::vector<long long>& all, std::size_t start,
                                 std::size_t chunk) {
@@ -40,7 +35,7 @@ struct AckMissed {};
 
 void JobRepository::ack(const AckItem& item) {
   auto lost = ack_many({item});
-  if (!lost.empty()) throw_lease_lost(item.id);
+  if (!lost.empty()) throw_lease_lost(item.id, item.token);
 }
 
 std::vector<long long> JobRepository::ack_id_array(const std::vector<long long>& ids,
@@ -99,10 +94,21 @@ std::vector<long long> JobRepository::ack_id_array(const std::vector<long long>&
   }
 }
 
-void JobRepository::throw_lease_lost(std::int64_t id, const std::string& detail) {
-  // Only on the failure path: one read to tell a missing job (4) from a lost lease (3).
-  if (!find(id)) throw NotFound("job " + std::to_string(id) + " not found");
-  throw LeaseLost(lease_lost_message(id) + detail);
+void JobRepository::throw_lease_lost(std::int64_t id, const std::string& token,
+                                     const std::string& expired) {
+  // Only on the failure path: one read to tell a missing job (4) from a lost lease (3), and
+  // to say which way the lease was lost.
+  const std::optional<Job> job = find(id);
+  if (!job) throw NotFound("job " + std::to_string(id) + " not found");
+  std::string why;
+  if (job->status != Status::processing)
+    why = "the job is " + std::string(status_name(job->status)) + ", no longer processing";
+  else if (job->lock_token != token)
+    why = "the token does not match (the job is processing under another claim)";
+  else
+    why =
+        "its lease ended" + (job->lock_until ? " at " + *job->lock_until : std::string()) + expired;
+  throw LeaseLost("lease lost on job " + std::to_string(id) + ": " + why);
 }
 
 std::vector<std::int64_t> JobRepository::ack_many(const std::vector<AckItem>& items) {
@@ -352,7 +358,7 @@ Job JobRepository::fail(const FailRequest& r) {
     // policy in this transaction.
     if (job && job->status == Status::failed) Dependencies(db_).parents_gave_up({id}, "failed");
   });
-  if (!job) throw_lease_lost(r.id);
+  if (!job) throw_lease_lost(r.id, r.token);
   return *job;
 }
 
@@ -376,7 +382,7 @@ Job JobRepository::extend(std::int64_t id, const std::string& token, Duration le
       st.exchange(use(checkpoint, checkpoint_ind, "checkpoint"));
     });
   });
-  if (!job) throw_lease_lost(id, " (an expired lease cannot be extended)");
+  if (!job) throw_lease_lost(id, token, " (an expired lease cannot be extended: claim it again)");
   return *job;
 }
 
@@ -387,7 +393,7 @@ Job JobRepository::release(std::int64_t id, const std::string& token) {
     std::string tok = token;
     job = write_job(db_, db_.sql().finish.release, bound_id, tok, [](soci::statement&) {});
   });
-  if (!job) throw_lease_lost(id);
+  if (!job) throw_lease_lost(id, token);
   return *job;
 }
 

@@ -1,8 +1,11 @@
 #include "db/lease_repository.hpp"
-#include "db/dependencies.hpp"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
+
+#include "db/admin_repository.hpp"
+#include "db/dependencies.hpp"
 
 #include "db/row_reader.hpp"
 
@@ -161,9 +164,21 @@ ReapResult LeaseRepository::reap(const ReapOptions& o,
     if (o.unleased_older_than)
       f.older_than = Duration(std::chrono::milliseconds(o.unleased_older_than->ms() + 1));
     f.limit = 1000000;
+    // A job out of attempts in a queue with a dead-letter queue would move there, as the
+    // mark's trigger moves it.
+    std::map<std::string, bool> dead_letters;
     for (const Lease& l : leases(f)) {
       const bool fails = l.job.attempts >= l.job.max_attempts;
       (fails ? result.failed : result.requeued).push_back(l.job.id);
+      if (fails) {
+        auto known = dead_letters.find(l.job.queue);
+        if (known == dead_letters.end())
+          known = dead_letters
+                      .emplace(l.job.queue,
+                               AdminRepository(db_).settings(l.job.queue).dead_letter.has_value())
+                      .first;
+        if (known->second) result.dead_lettered.push_back(l.job.id);
+      }
       count_reaped(result.counts, l.job.queue, l.job.locked_by, fails);
     }
     result.batches = 1;

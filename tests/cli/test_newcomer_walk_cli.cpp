@@ -1,6 +1,6 @@
 // What a fifth walkthrough found in cron.md, workers.md, named-locks.md and the command
-// reference: each case runs the real binary on every backend and failed on the binary
-// before its fix.
+// reference, and a sixth in the job operations (ack --from, move, reap, extend): each case
+// runs the real binary on every backend and failed on the binary before its fix.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -156,6 +156,90 @@ TEST_CASE("cli: an SQLite URL naming a folder is refused with exit 2" *
     check_usage_error(r, "names a folder: give the path of a file in it");
     CHECK(std::filesystem::is_empty(dir.path()));
   }
+}
+
+// One job named twice in `ack --from`, with its token and a stale one: the report counted
+// both lines by the last token (lost twice and exit 3 though the job was acked, or already
+// done twice and exit 0 though a wrong token was given).
+TEST_CASE("cli: ack --from counts each line of a job named twice by its own token") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const std::string stale = "00000000-0000-4000-8000-000000000000";
+  for (const bool good_first : {true, false}) {
+    CAPTURE(good_first);
+    enqueue(url, "q");
+    const json job = claim_one(url, "q");
+    const std::string id = id_text(job);
+    const std::string good =
+        "{\"id\":" + id + ",\"token\":\"" + job["lock_token"].get<std::string>() + "\"}\n";
+    const std::string bad = "{\"id\":" + id + ",\"token\":\"" + stale + "\"}\n";
+    const RunResult r =
+        queuectl(url, {"-o", "json", "ack", "--from", "-"}, good_first ? good + bad : bad + good);
+    CHECK(r.exit_code == 3);
+    const json report = json::parse(r.out);
+    CHECK(report["acked_ids"] == json::array({job["id"]}));
+    CHECK(report["lost_ids"] == json::array({job["id"]}));
+    CHECK(report["already_done"] == 0);
+    CHECK(show(url, job["id"])["status"] == "done");
+  }
+}
+
+// `move 3 --to Q` and `move --all --to Q`, Q the dead letters' own queue, cleared their
+// dead_from and left them stranded there; `--from Q --to Q` was refused.
+TEST_CASE("cli: move refuses to send dead letters to the queue they are in") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "w", "--dead-letter", "w-dead"});
+  enqueue(url, "w", "{}", {"--max-attempts", "1"});
+  const json job = claim_one(url, "w");
+  ok(url, {"fail", id_text(job), "--token", job["lock_token"].get<std::string>(), "--error", "x"});
+  REQUIRE(show(url, job["id"])["queue"] == "w-dead");
+  rejects(fixture, {"move", id_text(job), "--to", "w-dead"}, "is a dead letter in w-dead already");
+  rejects(fixture, {"move", "--all", "--to", "w-dead"}, "--to w-dead holds dead letters itself");
+  // `--from` the queue they gave up in moves nothing, and says where they are.
+  const RunResult from_source = queuectl(url, {"move", "--from", "w"});
+  CHECK(from_source.exit_code == 0);
+  CHECK(contains(from_source.err, "w's dead letters go to w-dead: queuectl move --from w-dead"));
+  // Elsewhere, or back where it gave up, it still moves.
+  ok(url, {"move", id_text(job)});
+  CHECK(show(url, job["id"])["queue"] == "w");
+  CHECK(show(url, job["id"])["dead_from"].is_null());
+}
+
+// `reap --dry-run` counted a job out of attempts in a queue with a dead-letter queue as
+// failed only; the reap itself moved it there.
+TEST_CASE("cli: reap --dry-run says which jobs would go to a dead-letter queue") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  ok(url, {"queue", "r", "--dead-letter", "r-dead"});
+  enqueue(url, "r", "{}", {"--max-attempts", "1"});
+  const json job = claim_one(url, "r");
+  age_job(fixture, job, "lock_until");
+  const json dry = ok_json(url, {"reap", "r", "--dry-run"});
+  CHECK(dry["dead_lettered_ids"] == json::array({job["id"]}));
+  CHECK(contains(ok(url, {"reap", "r", "--dry-run"}).out, "(1 would move to a dead-letter queue)"));
+  const json real = ok_json(url, {"reap", "r"});
+  CHECK(real["dead_lettered_ids"] == dry["dead_lettered_ids"]);
+  CHECK(real["failed_ids"] == dry["failed_ids"]);
+}
+
+// `extend` with a wrong token on a live lease, or of a finished job, blamed an expired lease.
+TEST_CASE("cli: a lost lease says whether the job finished, the token is wrong, or it expired") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  enqueue(url, "e");
+  const json job = claim_one(url, "e", {"--lease", "10m"});
+  const std::string id = id_text(job), token = job["lock_token"].get<std::string>();
+  const std::string stale = "00000000-0000-4000-8000-000000000000";
+  check_error(queuectl(url, {"extend", id, "--token", stale}), 3,
+              "the token does not match (the job is processing under another claim)");
+  age_job(fixture, job, "lock_until");
+  check_error(queuectl(url, {"extend", id, "--token", token}), 3, "its lease ended at ");
+  CHECK(contains(queuectl(url, {"extend", id, "--token", token}).err,
+                 "an expired lease cannot be extended: claim it again"));
+  ok(url, {"reap", "e"});
+  check_error(queuectl(url, {"release", id, "--token", token}), 3,
+              "the job is ready, no longer processing");
 }
 
 }  // namespace queuectl::testing::cli

@@ -198,6 +198,10 @@ bcheck eq "queuectl --db MISSING claim <TAB> -> no queues" "queuectl --db $MISSI
 bcheck eq "queuectl --db ALT claim <TAB> -> queues of that db" "queuectl --db $ALT claim " "nightly mail:high"
 bcheck eq "queuectl claim --db=ALT <TAB> -> queues of that db" "queuectl claim --db=$ALT " "nightly mail:high"
 bcheck eq "queuectl --db ALT claim mail:<TAB> -> high (after the ':' word break)" "queuectl --db $ALT claim mail:" "high"
+# Inside an open quote readline does not break at ':': the whole name, or the line would
+# become claim "high".
+bcheck eq "queuectl --db ALT claim \"mail:h<TAB> -> mail:high (no word break in quotes)" "queuectl --db $ALT claim \"mail:h" "mail:high"
+bcheck eq "queuectl --db ALT claim 'mail:<TAB> -> mail:high" "queuectl --db $ALT claim 'mail:" "mail:high"
 bcheck eq "queuectl stats emails <TAB> -> the other queues" "queuectl stats emails " "reports"
 bcheck eq "queuectl work emails <TAB> -> --" "queuectl work emails " "--"
 bcheck has "queuectl work emails -- ech<TAB> -> commands" "queuectl work emails -- ech" "echo"

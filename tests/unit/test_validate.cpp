@@ -162,6 +162,9 @@ TEST_CASE("core::parse_job_id") {
       CHECK(contains(message, "job id"));
       CHECK(contains(message, "'" + std::string(text) + "'"));
     }
+    // A positive integer too large is named out of range, as other numbers are.
+    CHECK(usage_error_of([] { queuectl::parse_job_id("9223372036854775808"); }) ==
+          "job id '9223372036854775808' is out of range (at most 9223372036854775807)");
   }
 }
 
