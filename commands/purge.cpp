@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/id_outcome.hpp"
 #include "cli/terminal.hpp"
 #include "core/errors.hpp"
 #include "db/admin_repository.hpp"
@@ -55,12 +56,14 @@ void run_purge(Context& ctx, const PurgeOptions& o) {
     line.update(o.dry_run ? "counted" : "purged", n,
                 total ? std::optional<std::int64_t>(std::max(*total, n)) : std::nullopt, "job(s)");
   };
-  std::int64_t n = repo.purge(f, dry, progress);
+  std::vector<std::int64_t> dependents;
+  std::int64_t n = repo.purge(f, dry, progress, &dependents);
   line.finish();
   Output out;
   out.document = {{"dry_run", o.dry_run}, {o.dry_run ? "would_purge" : "purged", n}};
   out.lines.push_back((o.dry_run ? "would purge " : "purged ") + std::to_string(n) + " job(s)");
   ctx.print_report(out);
+  note_dependents_canceled(ctx, dependents, "a job purged before it was done");
 }
 
 }  // namespace

@@ -41,9 +41,17 @@ Output outcome_output(const IdOutcome& outcome, const std::string& verb, bool ev
   return out;
 }
 
+void note_dependents_canceled(Context& ctx, const std::vector<std::int64_t>& ids,
+                              const std::string& because) {
+  if (ids.empty()) return;
+  ctx.note("also canceled " + std::to_string(ids.size()) + " job(s) that waited for " + because +
+           " (enqueue --after): " + first_ids(ids));
+}
+
 void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,
                     const std::string& hint) {
   ctx.print_report(outcome_output(outcome, verb, true));
+  note_dependents_canceled(ctx, outcome.dependents_canceled, "them");
   // One error line names every id that was not changed: those in another state (exit 1),
   // then those that do not exist (exit 4 when they are the only ones).
   std::string missing;

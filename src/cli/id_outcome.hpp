@@ -22,6 +22,10 @@ Output outcome_output(const IdOutcome& outcome, const std::string& verb, bool ev
 
 // Prints the outcome (`verb` e.g. "retried"), then throws NotFound when some ids do not
 // exist, or an Error naming the ids whose status did not allow the change and `hint`.
+// Says on stderr which jobs were canceled with the ones `because` names (they waited for them
+// with enqueue --after); nothing when none.
+void note_dependents_canceled(Context& ctx, const std::vector<std::int64_t>& ids,
+                              const std::string& because);
 void report_outcome(Context& ctx, const IdOutcome& outcome, const std::string& verb,
                     const std::string& hint);
 

@@ -68,6 +68,8 @@ IdOutcome change_matching(
     all.skipped.insert(all.skipped.end(), page.skipped.begin(), page.skipped.end());
     // Purged between the page and the change.
     all.not_found.insert(all.not_found.end(), page.not_found.begin(), page.not_found.end());
+    all.dependents_canceled.insert(all.dependents_canceled.end(), page.dependents_canceled.begin(),
+                                   page.dependents_canceled.end());
     progress.update(verb, static_cast<std::int64_t>(all.changed.size()), std::nullopt, "job(s)");
     if (static_cast<int>(ids.size()) < batch) break;
     filter.after = ids.back();
@@ -77,6 +79,7 @@ IdOutcome change_matching(
 
 void report_matching(Context& ctx, const IdOutcome& outcome, const std::string& verb) {
   ctx.print_report(outcome_output(outcome, verb, false));
+  note_dependents_canceled(ctx, outcome.dependents_canceled, "them");
   if (!outcome.skipped.empty()) {
     std::vector<std::int64_t> ids;
     for (const auto& entry : outcome.skipped) ids.push_back(entry.first);

@@ -149,11 +149,14 @@ std::vector<std::int64_t> AdminRepository::move_matching(
 
 IdOutcome AdminRepository::cancel(const std::vector<std::int64_t>& ids, Force force) {
   // The jobs waiting for a canceled job get their policy in the same transaction.
-  return change_ids(
+  std::vector<long long> dependents;
+  IdOutcome outcome = change_ids(
       ids, force == Force::yes ? db_.sql().admin.cancel_ids_force : db_.sql().admin.cancel_ids, {},
       [&](std::vector<long long> changed) {
-        Dependencies(db_).parents_gave_up(changed, "was canceled");
+        dependents = Dependencies(db_).parents_gave_up(changed, "was canceled");
       });
+  outcome.dependents_canceled.assign(dependents.begin(), dependents.end());
+  return outcome;
 }
 
 namespace {
@@ -222,7 +225,8 @@ std::int64_t AdminRepository::count_finished(const FinishedFilter& f) {
 }
 
 std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
-                                    const std::function<void(std::int64_t)>& progress) {
+                                    const std::function<void(std::int64_t)>& progress,
+                                    std::vector<std::int64_t>* dependents_canceled) {
   std::int64_t total = 0, after = 0;
   for (int batches = 1;; ++batches) {
     auto ids = pick_finished(f, after);
@@ -235,7 +239,9 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
       // Counted once the batch commits: a retried batch (contention at COMMIT) runs the
       // DELETE again and must not be counted twice.
       long long deleted = 0;
+      std::vector<long long> canceled;
       db_.transaction([&] {
+        canceled.clear();
         // The DELETE checks the filter again: a job retried and finished again since the
         // pick is newer than the cutoff now, or of a status not asked for.
         FilterValues values(f);
@@ -246,9 +252,11 @@ std::int64_t AdminRepository::purge(const FinishedFilter& f, DryRun dry_run,
         st.execute(true);
         deleted = st.get_affected_rows();
         // What --after and batches kept of the jobs that are gone.
-        if (deleted > 0) Dependencies(db_).purged(ids);
+        if (deleted > 0) canceled = Dependencies(db_).purged(ids);
       });
       total += deleted;
+      if (dependents_canceled)
+        dependents_canceled->insert(dependents_canceled->end(), canceled.begin(), canceled.end());
     }
     if (progress) progress(total);
     if (ids.size() < static_cast<std::size_t>(f.batch)) break;

@@ -23,6 +23,9 @@ struct IdOutcome {
   std::vector<std::int64_t> not_found;
   // Ids whose status did not allow the change, with the status they had.
   std::vector<std::pair<std::int64_t, Status>> skipped;
+  // cancel: the jobs that waited for those canceled (enqueue --after, policy cancel) and were
+  // canceled with them.
+  std::vector<std::int64_t> dependents_canceled;
 };
 
 struct FinishedFilter {
@@ -80,8 +83,11 @@ class AdminRepository {
   // transaction; DryRun::yes only counts. `progress` gets the running count.
   // How many finished jobs match the filter now (one count; for a progress line's total).
   std::int64_t count_finished(const FinishedFilter& filter);
+  // `dependents_canceled`, when given, gets the jobs canceled because a job they waited for
+  // (enqueue --after, policy wait) was purged before it was done.
   std::int64_t purge(const FinishedFilter& filter, DryRun dry_run,
-                     const std::function<void(std::int64_t)>& progress = {});
+                     const std::function<void(std::int64_t)>& progress = {},
+                     std::vector<std::int64_t>* dependents_canceled = nullptr);
   void pause(const std::string& queue);
   // Returns false when the queue was not paused.
   bool resume(const std::string& queue);

@@ -182,13 +182,15 @@ void Dependencies::parents_done(std::vector<long long> ids) {
   });
 }
 
-void Dependencies::parents_gave_up(std::vector<long long> ids, const std::string& how) {
+std::vector<long long> Dependencies::parents_gave_up(std::vector<long long> ids,
+                                                     const std::string& how) {
   const DependencySql& q = dependency_sql(db_.dialect().backend());
   auto& s = db_.session();
   // Breadth first: a child canceled here passes the cancel on to its own children.
   std::vector<long long> level = std::move(ids);
   std::string level_how = how;
   MemberEnd end = how == "failed" ? MemberEnd::failed : MemberEnd::canceled;
+  std::vector<long long> all_canceled;
   while (!level.empty()) {
     sort_unique(level);
     Batches(db_).settle(level, end);
@@ -218,9 +220,11 @@ void Dependencies::parents_gave_up(std::vector<long long> ids, const std::string
     std::map<long long, int> met;
     for (long long c : run_now) ++met[c];
     for (const auto& [child, n] : met) count_down(s, q, child, n);
+    all_canceled.insert(all_canceled.end(), canceled.begin(), canceled.end());
     level = std::move(canceled);
     level_how = "was canceled";
   }
+  return all_canceled;
 }
 
 bool Dependencies::reconcile(long long child, bool direct) {
@@ -308,8 +312,8 @@ void Dependencies::retried(std::vector<long long> ids) {
   }
 }
 
-void Dependencies::purged(std::vector<long long> ids) {
-  if (ids.empty()) return;
+std::vector<long long> Dependencies::purged(std::vector<long long> ids) {
+  if (ids.empty()) return {};
   auto& s = db_.session();
   const DependencySql& q = dependency_sql(db_.dialect().backend());
   // A parent purged while jobs still wait for it (policy wait, after it failed or was
@@ -331,10 +335,14 @@ void Dependencies::purged(std::vector<long long> ids) {
   std::map<long long, int> met;
   for (long long c : settled) ++met[c];
   for (const auto& [child, n] : met) count_down(s, q, child, n);
-  if (!canceled.empty()) parents_gave_up(canceled, "was canceled");
+  if (!canceled.empty()) {
+    const std::vector<long long> further = parents_gave_up(canceled, "was canceled");
+    canceled.insert(canceled.end(), further.begin(), further.end());
+  }
   for (const std::string* sql :
        {&q.purge_edges, &q.purge_waits, &batch_sql(db_.dialect().backend()).purge_members})
     execute_on_ids(s, *sql, ids);
+  return canceled;
 }
 
 std::vector<std::int64_t> Dependencies::ack_parents(const std::vector<const AckItem*>& items) {

@@ -89,7 +89,8 @@ class Dependencies {
   void parents_done(std::vector<long long> ids);
   // `ids` failed for good, or were canceled (`how`: "failed", "was canceled"): each
   // waiting child's policy is applied, and a child canceled by it passes it on.
-  void parents_gave_up(std::vector<long long> ids, const std::string& how);
+  // Returns the jobs it canceled (those waiting with policy cancel, and theirs in turn).
+  std::vector<long long> parents_gave_up(std::vector<long long> ids, const std::string& how);
   // `ids` were just retried: those still waiting for parents wait again, and the jobs
   // their failure canceled wait for them again.
   void retried(std::vector<long long> ids);
@@ -97,7 +98,8 @@ class Dependencies {
   // In the caller's transaction, after a purge's DELETE: the edges, counts and batch
   // memberships of the jobs among `ids` that no longer exist. (An edge from a purged parent
   // stays: `show` names that parent as missing.)
-  void purged(std::vector<long long> ids);
+  // Returns the jobs it canceled, as parents_gave_up.
+  std::vector<long long> purged(std::vector<long long> ids);
 
   // Acks jobs that have children (the plain ack refuses them), each with its children's
   // release in one transaction; returns the ids whose lease was lost.

@@ -242,4 +242,36 @@ TEST_CASE("cli: a lost lease says whether the job finished, the token is wrong, 
               "the job is ready, no longer processing");
 }
 
+// `purge` and `cancel` canceled the jobs waiting for what they removed or canceled (as
+// dependencies.md says) without a word: they now name them on stderr.
+TEST_CASE("cli: purge and cancel name the waiting jobs they canceled with their parents") {
+  FreshDatabase fixture;
+  const std::string& url = fixture.url();
+  const json parent = enqueue(url, "p");
+  const json child = enqueue(url, "c", "{}", {"--after", id_text(parent)});
+  const json grandchild = enqueue(url, "c", "{}", {"--after", id_text(child)});
+  const RunResult canceled = ok(url, {"cancel", id_text(parent)});
+  CHECK(canceled.out == "canceled 1 job(s): " + id_text(parent) + "\n");
+  CHECK(contains(canceled.err, "also canceled 2 job(s) that waited for them (enqueue --after): " +
+                                   id_text(child) + " " + id_text(grandchild)));
+  CHECK(show(url, grandchild["id"])["status"] == "canceled");
+  // A failed parent purged while a job waits for it (policy wait).
+  enqueue(url, "f", "{}", {"--max-attempts", "1"});
+  const json failing = claim_one(url, "f");
+  ok(url, {"fail", id_text(failing), "--token", failing["lock_token"].get<std::string>(), "--error",
+           "x"});
+  const json waiter =
+      enqueue(url, "w", "{}", {"--after", id_text(failing), "--on-parent-failure", "wait"});
+  CHECK(show(url, waiter["id"])["status"] == "waiting");
+  const RunResult dry = ok(url, {"purge", "--older-than", "0s", "--status", "failed", "--dry-run"});
+  CHECK(!contains(dry.err, "also canceled"));
+  const RunResult purged = ok(url, {"purge", "--older-than", "0s", "--status", "failed"});
+  CHECK(contains(purged.err,
+                 "also canceled 1 job(s) that waited for a job purged before it was "
+                 "done (enqueue --after): " +
+                     id_text(waiter)));
+  CHECK(show(url, waiter["id"])["status"] == "canceled");
+  CHECK(!contains(ok(url, {"-q", "purge", "--older-than", "0s"}).err, "also canceled"));
+}
+
 }  // namespace queuectl::testing::cli
