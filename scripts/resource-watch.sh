@@ -16,7 +16,11 @@ case $mode in
     while true; do
       avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
       shm=$(df -Pm /dev/shm 2>/dev/null | awk 'NR == 2 { print $3 }')
-      top=$(ps -eo rss=,comm= --sort=-rss | head -3 | awk '{ printf "%s %d MiB; ", $2, $1 / 1024 }')
+      # Each with what tells servers apart: a mariadbd's --datadir or --port.
+      top=$(ps -eo rss=,args= --sort=-rss | head -3 | awk '{
+        name = $2; sub(".*/", "", name); extra = ""
+        for (i = 3; i <= NF; i++) if ($i ~ /^--(datadir|port)=/) { extra = extra " " $i }
+        printf "%s%s %d MiB; ", name, extra, $1 / 1024 }')
       echo "$(date +%s) available=${avail}MiB shm_used=${shm:-?}MiB largest: $top" >>"$log"
       sleep 10
     done
@@ -24,7 +28,11 @@ case $mode in
   report)
     [[ -s $log ]] || exit 0
     echo "resource-watch: $(wc -l <"$log") samples, 10 s apart"
-    sort -t= -k2 -n "$log" | head -1 | sed 's/^[0-9]* /resource-watch: lowest memory: /'
+    first=$(head -1 "$log" | cut -d' ' -f1)
+    sort -t= -k2 -n "$log" | head -1 |
+      awk -v first="$first" '{ at = $1 - first; $1 = ""; printf "resource-watch: lowest memory, %d s into the run:%s\n", at, $0 }'
+    # Every sample with under 4 GiB available: what grew, and when.
+    awk -v first="$(head -1 "$log" | cut -d' ' -f1)" '{ split($2, a, "="); if (a[2] + 0 < 4096) { at = $1 - first; $1 = ""; printf "resource-watch: low, %d s in:%s\n", at, $0 } }' "$log" | head -20
     awk 'NR == 1 { first = $1 }
          { if (prev && $1 - prev > 60)
              printf "resource-watch: no sample for %d s, %d s into the run (the machine stood still)\n", $1 - prev, prev - first

@@ -208,7 +208,7 @@ galera_node_run() {  # N [EXTRA ARGS]
     --port="$(cat "$DIR/node$n.port")" --bind-address=127.0.0.1 --skip-name-resolve \
     --log-error="$d/error.log" --tmpdir="$d/tmp" --skip-log-bin \
     --innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=2 --innodb-doublewrite=0 \
-    --innodb-lock-wait-timeout=5 --max-connections=200 \
+    --innodb-lock-wait-timeout=5 --max-connections=200 --max-session-mem-used=1G \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
     --binlog-format=ROW --innodb-autoinc-lock-mode=2 --wsrep-on=ON \
     --wsrep-provider="$GALERA_LIB" \
