@@ -162,6 +162,26 @@ RUN_LIMIT=${GALERA_RUN_LIMIT:-600}
 # retried, but not without end: a node that fails every statement would be hammered.
 EXIT1_LIMIT=${GALERA_EXIT1_LIMIT:-100}
 exit1_count() { cat "$work"/exits.* 2>/dev/null | awk '$2 == 1' | wc -l; }
+# The largest node's resident memory in MiB: a node past NODE_MIB_LIMIT (4 GiB; they run at
+# about 300 MiB) stops the run before it takes the machine's memory.
+NODE_MIB_LIMIT=${GALERA_NODE_MIB_LIMIT:-4096}
+largest_node_mib() {
+  local n pid rss max=0
+  for n in 1 2 3; do
+    pid=$(cat "$cluster/node$n/mariadbd.pid" 2>/dev/null) || continue
+    rss=$(ps -o rss= -p "$pid" 2>/dev/null | tr -d ' ')
+    ((${rss:-0} / 1024 > max)) && max=$((rss / 1024))
+  done
+  echo "$max"
+}
+check_progress() {  # SINCE: the SECONDS value the run limit counts from
+  ((SECONDS - $1 < RUN_LIMIT)) ||
+    give_up "no end after ${RUN_LIMIT}s: $(cat "$work"/acks.* 2>/dev/null | wc -l) acks"
+  (($(exit1_count) <= EXIT1_LIMIT)) || give_up "over $EXIT1_LIMIT claims or acks failed with exit 1"
+  local mib
+  mib=$(largest_node_mib)
+  ((mib <= NODE_MIB_LIMIT)) || give_up "a Galera node grew to $mib MiB (limit $NODE_MIB_LIMIT)"
+}
 give_up() {
   fail "$1 (claimers' last errors below)"
   touch "$work/stop"
@@ -171,9 +191,7 @@ give_up() {
 }
 # Mid-run: node 3 is killed, then rejoins while the claimers go on.
 until (($(cat "$work"/acks.* 2>/dev/null | wc -l) >= JOBS / 3)); do
-  ((SECONDS - t < RUN_LIMIT)) ||
-    give_up "a third of the jobs not acked after ${RUN_LIMIT}s: $(cat "$work"/acks.* 2>/dev/null | wc -l) acked"
-  (($(exit1_count) <= EXIT1_LIMIT)) || give_up "over $EXIT1_LIMIT claims or acks failed with exit 1"
+  check_progress "$t"
   sleep 0.5
 done
 bash "$root/scripts/test-clusters.sh" kill-node "$cluster" 3
@@ -190,9 +208,7 @@ wait_claimers() {
   shift
   for p in "$@"; do
     while kill -0 "$p" 2>/dev/null; do
-      ((SECONDS - since < RUN_LIMIT)) ||
-        give_up "the claimers did not finish in ${RUN_LIMIT}s: $(cat "$work"/acks.* | wc -l) acks"
-      (($(exit1_count) <= EXIT1_LIMIT)) || give_up "over $EXIT1_LIMIT claims or acks failed with exit 1"
+      check_progress "$since"
       sleep 0.5
     done
     wait "$p"
