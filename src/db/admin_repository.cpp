@@ -98,18 +98,25 @@ IdOutcome AdminRepository::move(const std::vector<std::int64_t>& ids,
       [&](std::vector<long long> changed) { Dependencies(db_).retried(changed); });
 }
 
-std::optional<std::int64_t> AdminRepository::first_dead_letter(const std::string& queue) {
+std::vector<long long> AdminRepository::pick_dead_letters(const std::optional<std::string>& queue,
+                                                          std::int64_t after, int batch) {
   std::vector<long long> ids;
   db_.retrying([&] {
-    std::string q = queue;
-    long long after_id = 0;
-    int n = 1;
+    std::string q = queue.value_or("");
+    soci::indicator queue_ind = queue ? soci::i_ok : soci::i_null;
+    long long after_id = after;
+    int n = batch;
     ids = fetch_ids(db_.session(), db_.sql().admin.dead_letters_pick, [&](soci::statement& st) {
-      st.exchange(use(q, "queue"));
+      st.exchange(use(q, queue_ind, "queue"));
       st.exchange(use(after_id, "after"));
       st.exchange(use(n, "batch"));
     });
   });
+  return ids;
+}
+
+std::optional<std::int64_t> AdminRepository::first_dead_letter(const std::string& queue) {
+  const std::vector<long long> ids = pick_dead_letters(queue, 0, 1);
   if (ids.empty()) return std::nullopt;
   return ids.front();
 }
@@ -120,18 +127,7 @@ std::vector<std::int64_t> AdminRepository::move_matching(
   std::vector<std::int64_t> moved;
   std::int64_t after = 0;
   while (true) {
-    std::vector<long long> ids;
-    db_.retrying([&] {
-      std::string queue = from.value_or("");
-      soci::indicator queue_ind = from ? soci::i_ok : soci::i_null;
-      long long after_id = after;
-      int n = batch;
-      ids = fetch_ids(db_.session(), db_.sql().admin.dead_letters_pick, [&](soci::statement& st) {
-        st.exchange(use(queue, queue_ind, "queue"));
-        st.exchange(use(after_id, "after"));
-        st.exchange(use(n, "batch"));
-      });
-    });
+    const std::vector<long long> ids = pick_dead_letters(from, after, batch);
     if (ids.empty()) break;
     after = ids.back();
     if (dry_run == DryRun::yes) {

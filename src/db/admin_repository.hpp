@@ -121,6 +121,10 @@ class AdminRepository {
   std::vector<std::int64_t> missing_ids(const std::vector<std::int64_t>& ids);
 
  private:
+  // Dead letters in `queue` (every queue when none) with ids over `after`, at most `batch`,
+  // in id order.
+  std::vector<long long> pick_dead_letters(const std::optional<std::string>& queue,
+                                           std::int64_t after, int batch);
   // Ids of finished jobs matching `filter` after `after`, at most filter.batch.
   std::vector<long long> pick_finished(const FinishedFilter& filter, std::int64_t after);
   // Applies a guarded "{ids}" write (its guard: the statuses it applies to) and sorts the

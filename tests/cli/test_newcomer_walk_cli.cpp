@@ -271,7 +271,15 @@ TEST_CASE("cli: purge and cancel name the waiting jobs they canceled with their 
                  "done (enqueue --after): " +
                      id_text(waiter)));
   CHECK(show(url, waiter["id"])["status"] == "canceled");
-  CHECK(!contains(ok(url, {"-q", "purge", "--older-than", "0s"}).err, "also canceled"));
+  // -q keeps stderr quiet, the cancel still done.
+  enqueue(url, "f", "{}", {"--max-attempts", "1"});
+  const json failing2 = claim_one(url, "f");
+  ok(url, {"fail", id_text(failing2), "--token", failing2["lock_token"].get<std::string>(),
+           "--error", "x"});
+  const json waiter2 =
+      enqueue(url, "w", "{}", {"--after", id_text(failing2), "--on-parent-failure", "wait"});
+  CHECK(ok(url, {"-q", "purge", "--older-than", "0s", "--status", "failed"}).err.empty());
+  CHECK(show(url, waiter2["id"])["status"] == "canceled");
 }
 
 }  // namespace queuectl::testing::cli
